@@ -1,0 +1,30 @@
+# Mnemo: `make run` starts everything, `make test` runs the tests. Both create .venv first.
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test install bench-api clean-var
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@# torch first and pinned: the machines' pip takes the local CPU wheel for 2.13.0,
+	@# while anything unpinned would pull several GB of CUDA packages.
+	$(BIN)/pip install --disable-pip-version-check -q "torch==2.13.0"
+	$(BIN)/pip install --disable-pip-version-check -q -e ".[dev]"
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/python -m mnemo.launcher
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+bench-api: $(STAMP)
+	$(BIN)/python bench/api_overhead.py
+
+# Deletes the local database, broker folder and secret key: a fresh first run.
+clean-var:
+	rm -rf var

@@ -1,0 +1,130 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+
+class Workspace(models.Model):
+    """The isolation boundary: every row of every app belongs to one workspace."""
+
+    name = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=80, unique=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Role(models.TextChoices):
+    VIEWER = "viewer", "Viewer"
+    REVIEWER = "reviewer", "Reviewer"
+    ADMIN = "admin", "Admin"
+
+
+ROLE_RANK = {Role.VIEWER: 0, Role.REVIEWER: 1, Role.ADMIN: 2}
+
+
+class Membership(models.Model):
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.VIEWER)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "workspace"], name="membership_unique_user_workspace"),
+            models.CheckConstraint(
+                condition=models.Q(role__in=[r.value for r in Role]), name="membership_role_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.workspace} ({self.role})"
+
+    def allows(self, role: str) -> bool:
+        return ROLE_RANK[Role(self.role)] >= ROLE_RANK[Role(role)]
+
+
+class Scope(models.TextChoices):
+    READ = "read", "Read"
+    WRITE = "write", "Write"
+    ADMIN = "admin", "Admin"
+
+
+class ApiKey(models.Model):
+    """An agent's credential. The key `mn_<prefix>_<secret>` is shown once; only the
+    prefix (for lookup) and a SHA-256 hash of the whole key are stored."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="api_keys")
+    name = models.CharField(max_length=200)
+    prefix = models.CharField(max_length=16, unique=True)
+    hash = models.CharField(max_length=64)
+    scopes = models.JSONField(default=list)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(hash__regex=r"^[0-9a-f]{64}$"), name="apikey_hash_is_sha256"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} (mn_{self.prefix}_…)"
+
+    def is_active(self, now=None) -> bool:
+        now = now or timezone.now()
+        return self.revoked_at is None and (self.expires_at is None or self.expires_at > now)
+
+    def has_scope(self, scope: str) -> bool:
+        # admin implies read and write; read and write are independent.
+        return scope in self.scopes or Scope.ADMIN in self.scopes
+
+
+class AuditEvent(models.Model):
+    """Who did what to which row. Written by every write service, in its transaction."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="audit_events")
+    actor_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    actor_api_key = models.ForeignKey(ApiKey, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    actor_label = models.CharField(max_length=200, help_text="Readable actor, kept if the user or key is deleted.")
+    verb = models.CharField(max_length=80)
+    target_type = models.CharField(max_length=80, blank=True)
+    target_id = models.CharField(max_length=64, blank=True)
+    data = models.JSONField(default=dict, blank=True)
+    request_id = models.CharField(max_length=64, blank=True)
+    at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        indexes = [
+            models.Index(fields=["workspace", "-at"], name="audit_workspace_at"),
+            models.Index(fields=["workspace", "target_type", "target_id"], name="audit_workspace_target"),
+            models.Index(fields=["workspace", "verb"], name="audit_workspace_verb"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.at:%Y-%m-%d %H:%M} {self.actor_label} {self.verb} {self.target_type}:{self.target_id}"
+
+
+class WorkerHeartbeat(models.Model):
+    """Last time a Celery worker ran the heartbeat task that beat sends, so /status can
+    tell "nothing pending" apart from "no worker running"."""
+
+    name = models.CharField(max_length=80, primary_key=True)
+    seen_at = models.DateTimeField()
+    hostname = models.CharField(max_length=200, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.name} @ {self.seen_at:%Y-%m-%d %H:%M:%S}"

@@ -1,0 +1,37 @@
+"""Reads for workspaces, memberships, keys and the audit log."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+
+from core.models import ApiKey, AuditEvent, Membership, Workspace, WorkerHeartbeat
+
+
+def user_memberships(*, user) -> QuerySet[Membership]:
+    if not user.is_authenticated:
+        return Membership.objects.none()
+    return Membership.objects.filter(user=user).select_related("workspace").order_by("workspace__name")
+
+
+def membership_get_by_slug(*, user, slug: str) -> Membership | None:
+    return user_memberships(user=user).filter(workspace__slug=slug).first()
+
+
+def workspace_get_by_slug(*, slug: str) -> Workspace | None:
+    return Workspace.objects.filter(slug=slug).first()
+
+
+def api_key_list(*, workspace: Workspace) -> QuerySet[ApiKey]:
+    return ApiKey.objects.filter(workspace=workspace)
+
+
+def audit_events(*, workspace: Workspace) -> QuerySet[AuditEvent]:
+    return AuditEvent.objects.filter(workspace=workspace).order_by("-at", "-id")
+
+
+def audit_recent(*, workspace: Workspace, limit: int = 20) -> list[AuditEvent]:
+    return list(AuditEvent.objects.filter(workspace=workspace).order_by("-at", "-id")[:limit])
+
+
+def worker_last_seen() -> WorkerHeartbeat | None:
+    return WorkerHeartbeat.objects.filter(name="worker").first()

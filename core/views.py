@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import redirect, render
+
+from core import registry, selectors
+from core.decorators import workspace_view
+
+# Dashboard sections and the issue that fills each one; until then the page says so.
+SECTIONS = {
+    "review": ("Review", "The one review queue for everything Mnemo derives: approve, edit, merge or reject."),
+    "memories": ("Memories", "Identity, preference, episodic, fact, procedure and censor memories with provenance."),
+    "entities": ("Entities", "People, agents and things, their identities across channels, profiles and relationships."),
+    "conversations": ("Conversations", "The immutable interaction log grouped into conversations and summaries."),
+    "gaps": ("Gaps", "Capability gaps detected from interactions, and the TODOs they became."),
+    "inspector": ("Inspector", "Build a context pack for a query and see why each line is in it."),
+}
+
+
+@login_required
+def root(request):
+    memberships = list(selectors.user_memberships(user=request.user))
+    if not memberships:
+        return render(request, "core/no_workspace.html", status=403)
+    last = request.session.get("last_workspace")
+    slugs = [m.workspace.slug for m in memberships]
+    return redirect("home", slug=last if last in slugs else slugs[0])
+
+
+@workspace_view()
+def home(request):
+    workspace = request.workspace
+    context = {
+        "counts": {
+            "Members": workspace.memberships.count(),
+            "Active API keys": sum(1 for key in selectors.api_key_list(workspace=workspace) if key.is_active()),
+            **registry.workspace_counts(workspace),
+        },
+        "pending": registry.pending_counts(workspace),
+        "heartbeat": selectors.worker_last_seen(),
+        "events": selectors.audit_recent(workspace=workspace, limit=15),
+    }
+    return render(request, "core/home.html", context)
+
+
+@workspace_view()
+def section(request, section: str):
+    title, description = SECTIONS[section]
+    return render(request, "core/section.html", {"section": section, "title": title, "description": description})

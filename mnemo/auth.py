@@ -1,0 +1,50 @@
+"""API-key authentication for the NinjaAPI: `Authorization: Bearer mn_<prefix>_<secret>`.
+
+The workspace comes from the key, never from the request body. Each operation names the
+scope it needs: `auth=require("write")`. A missing, malformed, revoked or expired key is a
+401; a valid key without the scope is a 403."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest
+from ninja.security.http import HttpAuthBase
+
+from core.models import ApiKey, Scope
+from core.services import api_key_verify
+
+
+class MissingScope(Exception):
+    def __init__(self, scope: str):
+        self.scope = scope
+        super().__init__(f"This API key lacks the {scope!r} scope.")
+
+
+class ApiKeyAuth(HttpAuthBase):
+    openapi_scheme = "bearer"
+
+    def __init__(self, scope: str):
+        if scope not in Scope.values:
+            raise ValueError(f"unknown scope {scope!r}")
+        self.scope = scope
+        super().__init__()
+
+    def __call__(self, request: HttpRequest) -> ApiKey | None:
+        # Unlike ninja's HttpBearer, never log the header: it carries the secret.
+        header = request.headers.get("Authorization", "")
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            return None
+        api_key = api_key_verify(token.strip())
+        if api_key is None:
+            return None
+        if not api_key.has_scope(self.scope):
+            raise MissingScope(self.scope)
+        request.workspace = api_key.workspace
+        return api_key
+
+
+_instances = {scope: ApiKeyAuth(scope) for scope in Scope.values}
+
+
+def require(scope: str) -> ApiKeyAuth:
+    return _instances[scope]

