@@ -77,7 +77,8 @@ def django_database_settings(pgdata: Path = DEFAULT_PGDATA) -> dict:
         "USER": DB_USER,
         "HOST": server.socket_dir if server else str(pgdata),
         "PORT": str(server.port) if server else "5432",
-        "CONN_MAX_AGE": 0,
+        "CONN_MAX_AGE": 60,
+        "CONN_HEALTH_CHECKS": True,
     }
 
 

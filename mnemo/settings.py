@@ -112,7 +112,7 @@ TEMPLATES = [
 
 # DATABASE_URL replaces the embedded PostgreSQL (which must have pgvector either way).
 if os.environ.get("DATABASE_URL"):
-    DATABASES = {"default": dj_database_url.parse(os.environ["DATABASE_URL"], conn_max_age=60)}
+    DATABASES = {"default": dj_database_url.parse(os.environ["DATABASE_URL"], conn_max_age=60, conn_health_checks=True)}
 else:
     DATABASES = {"default": embedded_db.django_database_settings(embedded_db.DEFAULT_PGDATA)}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
