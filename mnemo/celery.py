@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from celery import Celery
+from celery.signals import before_task_publish, task_prerun
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mnemo.settings")
 
@@ -19,6 +20,8 @@ app.conf.update(
     task_ignore_result=True,
     broker_connection_retry_on_startup=True,
     timezone="UTC",
+    # Keep Django's LOGGING (JSON lines with the request id) in worker and beat too.
+    worker_hijack_root_logger=False,
 )
 
 # Every periodic job is declared here, with the reason for its schedule.
@@ -29,6 +32,24 @@ app.conf.beat_schedule = {
 }
 
 app.autodiscover_tasks()
+
+
+# A task carries the id of the request that enqueued it, so one id follows the work from
+# the API into the worker's log lines.
+@before_task_publish.connect
+def _attach_request_id(headers=None, **_kwargs) -> None:
+    from core.logging import request_id_var
+
+    if headers is not None and request_id_var.get() != "-":
+        headers.setdefault("request_id", request_id_var.get())
+
+
+@task_prerun.connect
+def _adopt_request_id(task=None, **_kwargs) -> None:
+    from core.logging import request_id_var
+
+    if task is not None:
+        request_id_var.set(getattr(task.request, "request_id", None) or f"task:{task.request.id}")
 
 
 def ensure_broker_dirs() -> None:

@@ -24,6 +24,11 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("MNEMO_VAR_DIR", BASE_DIR / "var"))
 LOCK_PATH = VAR_DIR / "run.lock"
 BIN = Path(sys.executable).parent
+# gunicorn's access log as JSON lines, like the application's, with the same request id.
+ACCESS_LOG_FORMAT = (
+    '{"at": "%(t)s", "logger": "access", "method": "%(m)s", "path": "%(U)s", "status": %(s)s, '
+    '"duration_ms": %(M)s, "bytes": "%(B)s", "request_id": "%({x-request-id}o)s"}'
+)
 
 
 def say(message: str) -> None:
@@ -131,6 +136,7 @@ class Launcher:
             str(BIN / "gunicorn"), "mnemo.wsgi:application",
             "--bind", f"{self.host}:{self.port}", "--workers", web_workers, "--threads", "4",
             "--timeout", "60", "--graceful-timeout", "10", "--access-logfile", "-",
+            "--access-logformat", ACCESS_LOG_FORMAT,
         ])
         worker = [
             str(BIN / "celery"), "-A", "mnemo", "worker", "--loglevel", "INFO",

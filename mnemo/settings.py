@@ -72,6 +72,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
+    "django.contrib.humanize",
     "django.contrib.postgres",
     "django_htmx",
     "template_partials",

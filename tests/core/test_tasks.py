@@ -8,6 +8,9 @@ import time
 
 import pytest
 from celery.contrib.testing.worker import start_worker
+from django.utils import timezone
+
+from core.logging import request_id_var
 
 from core.models import WorkerHeartbeat
 from core.tasks import heartbeat
@@ -25,11 +28,12 @@ def redis_reachable() -> bool:
 
 
 def reset_connection_pools():
-    # The app caches broker connections and producers for the URL it first used.
-    if app._pool is not None:
-        app._pool.force_close_all()
-        app._pool = None
-    app.amqp._producer_pool = None
+    # The app and kombu's global pool groups cache connections and producers for the
+    # broker first used; switching brokers between tests needs fresh ones.
+    from kombu import pools
+
+    pools.reset()
+    app._after_fork()
 
 
 @pytest.fixture(params=["filesystem", "redis"])
@@ -68,6 +72,24 @@ def test_a_worker_runs_the_heartbeat_through_the_broker(broker):
         assert wait_for(lambda: WorkerHeartbeat.objects.filter(name="worker").exists()), f"no heartbeat via {broker}"
     beat = WorkerHeartbeat.objects.get(name="worker")
     assert beat.hostname == socket.gethostname()
+
+
+@app.task(name="tests.record_request_id")
+def record_request_id() -> None:
+    from core.logging import request_id_var
+
+    WorkerHeartbeat.objects.create(name="probe", seen_at=timezone.now(), hostname=request_id_var.get())
+
+
+def test_a_task_logs_under_the_request_id_that_enqueued_it(broker):
+    token = request_id_var.set("req-from-api")
+    try:
+        record_request_id.delay()
+    finally:
+        request_id_var.reset(token)
+    with start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=10):
+        assert wait_for(lambda: WorkerHeartbeat.objects.filter(name="probe").exists())
+    assert WorkerHeartbeat.objects.get(name="probe").hostname == "req-from-api"
 
 
 def test_the_heartbeat_is_on_the_beat_schedule():
