@@ -11,7 +11,6 @@ SECTIONS = {
     "review": ("Review", "The one review queue for everything Mnemo derives: approve, edit, merge or reject."),
     "memories": ("Memories", "Identity, preference, episodic, fact, procedure and censor memories with provenance."),
     "entities": ("Entities", "People, agents and things, their identities across channels, profiles and relationships."),
-    "conversations": ("Conversations", "The immutable interaction log grouped into conversations and summaries."),
     "gaps": ("Gaps", "Capability gaps detected from interactions, and the TODOs they became."),
     "inspector": ("Inspector", "Build a context pack for a query and see why each line is in it."),
 }

@@ -13,6 +13,8 @@ from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError
 from ninja.errors import ValidationError as NinjaValidationError
 
+from conversations.api import conversations_router
+from conversations.api import router as interactions_router
 from core.api import router as core_router
 from core.errors import ApiError
 from core.logging import request_id_var
@@ -116,3 +118,5 @@ def _server_error(request: HttpRequest, exc: Exception) -> HttpResponse:
 
 
 api.add_router("/", core_router)
+api.add_router("/", interactions_router)
+api.add_router("/", conversations_router)

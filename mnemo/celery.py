@@ -29,6 +29,9 @@ app.conf.beat_schedule = {
     # Lets /api/v1/status tell "nothing pending" apart from "no worker is running":
     # 30 s is frequent enough to notice a dead worker within a minute and costs one upsert.
     "worker-heartbeat": {"task": "core.heartbeat", "schedule": 30.0},
+    # Idle detection is by each conversation's own rhythm with a floor of minutes, so
+    # looking once a minute notices a pause soon enough without busy polling.
+    "conversations-sweep": {"task": "conversations.sweep", "schedule": 60.0},
 }
 
 app.autodiscover_tasks()

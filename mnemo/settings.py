@@ -77,6 +77,8 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "core",
+    "entities",
+    "conversations",
 ]
 
 MIDDLEWARE = [
@@ -101,6 +103,8 @@ TEMPLATES = [
         "DIRS": [BASE_DIR / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
+            # {% partialdef %} everywhere without {% load %}, as in Django 6.
+            "builtins": ["template_partials.templatetags.partials"],
             "context_processors": [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
@@ -183,6 +187,14 @@ NINJA_PAGINATION_PER_PAGE = 50
 NINJA_PAGINATION_MAX_LIMIT = 200
 # last_used_at is written at most this often per key, so reads do not all become writes.
 MNEMO_API_KEY_TOUCH_SECONDS = 60
+
+# --- Conversations ---------------------------------------------------------------------
+# Content longer than this is refused (422): a message, not a document store.
+MNEMO_MAX_CONTENT_CHARS = int(os.environ.get("MNEMO_MAX_CONTENT_CHARS", "32000"))
+MNEMO_MAX_METADATA_BYTES = 16384
+MNEMO_MAX_BATCH_ITEMS = 1000
+# A summary looks at this many new turns at most (plus the summary it supersedes).
+MNEMO_SUMMARY_MAX_TURNS = 400
 
 # --- Logging: one JSON object per line, with the request id -------------------------------
 LOG_LEVEL = os.environ.get("LOG_LEVEL", "INFO")

@@ -144,3 +144,53 @@ def outsider_api(other_workspace, make_key):
 @pytest.fixture
 def anon_api():
     return ApiClient(None)
+
+
+# --- a real Celery broker for tests about background work --------------------------------------
+
+def _redis_reachable() -> bool:
+    import socket
+
+    try:
+        with socket.create_connection(("127.0.0.1", 6379), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def _reset_celery_connections() -> None:
+    # The app and kombu's global pool groups cache connections and producers for the
+    # broker first used; switching brokers between tests needs fresh ones.
+    from kombu import pools
+
+    from mnemo.celery import app
+
+    pools.reset()
+    app._after_fork()
+
+
+@pytest.fixture(params=["filesystem", "redis"])
+def broker(request, tmp_path):
+    """The embedded default (kombu's filesystem transport) and Redis, which production
+    uses (db 15, purged first). Tests using it also need transactional_db: the worker
+    thread has its own database connection."""
+    from mnemo.celery import app
+
+    saved = (app.conf.broker_url, app.conf.broker_transport_options)
+    _reset_celery_connections()
+    if request.param == "redis":
+        if not _redis_reachable():
+            pytest.skip("no Redis on 127.0.0.1:6379 on this machine")
+        app.conf.broker_url = "redis://127.0.0.1:6379/15"
+        app.conf.broker_transport_options = {}
+        app.control.purge()
+    else:
+        folder = tmp_path / "worker-broker"
+        (folder / "control").mkdir(parents=True)
+        app.conf.broker_url = "filesystem://"
+        app.conf.broker_transport_options = {
+            "data_folder_in": str(folder), "data_folder_out": str(folder), "control_folder": str(folder / "control"),
+        }
+    yield request.param
+    _reset_celery_connections()
+    app.conf.broker_url, app.conf.broker_transport_options = saved

@@ -32,3 +32,15 @@ def assert_error(response, status: int, code: str | None = None) -> dict:
     if code is not None:
         assert body["error"]["code"] == code, body
     return body["error"]
+
+
+def wait_for(predicate, timeout: float = 30.0, interval: float = 0.2) -> bool:
+    """Poll until `predicate()` is true; False when `timeout` seconds pass first."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return False

@@ -1,0 +1,56 @@
+from django.contrib import admin
+
+from conversations.models import Conversation, ConversationSummary, Interaction, InteractionIndex
+
+
+class ImmutableAdmin(admin.ModelAdmin):
+    """The log and its summaries are INSERT-only (a database trigger refuses changes), so
+    the admin shows them read-only: no add, change or delete."""
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Interaction)
+class InteractionAdmin(ImmutableAdmin):
+    list_display = ["id", "occurred_at", "workspace", "channel", "channel_id", "sender_name", "direction", "short_content"]
+    list_filter = ["workspace", "channel", "direction", "private_filtered"]
+    search_fields = ["content", "external_id", "channel_id", "sender_name"]
+    date_hierarchy = "occurred_at"
+    list_select_related = ["workspace"]
+    show_full_result_count = False
+
+    @admin.display(description="content")
+    def short_content(self, obj):
+        return obj.content[:80]
+
+
+@admin.register(ConversationSummary)
+class ConversationSummaryAdmin(ImmutableAdmin):
+    list_display = ["id", "conversation", "source_count", "made_by", "supersedes", "created_at"]
+    list_filter = ["workspace", "made_by"]
+
+
+@admin.register(InteractionIndex)
+class InteractionIndexAdmin(ImmutableAdmin):
+    list_display = ["interaction", "model", "processed_at"]
+    exclude = ["embedding"]
+
+
+@admin.register(Conversation)
+class ConversationAdmin(admin.ModelAdmin):
+    list_display = ["id", "workspace", "channel", "key", "entity", "status", "interaction_count", "last_interaction_at"]
+    list_filter = ["workspace", "channel", "status"]
+    search_fields = ["key", "topic", "channel_id"]
+    readonly_fields = ["workspace", "entity", "channel", "channel_id", "thread", "key", "interaction_count",
+                       "first_interaction_at", "last_interaction_at", "last_interaction_pk", "recent_times",
+                       "current_summary", "created_at", "updated_at"]
+
+    def has_add_permission(self, request):
+        return False

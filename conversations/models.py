@@ -1,0 +1,169 @@
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector, SearchVectorField
+from django.db import models
+from django.utils import timezone
+from pgvector.django import HnswIndex, VectorField
+
+from core.models import ApiKey, Workspace
+from entities.models import Entity
+
+EMBEDDING_DIMENSIONS = 384
+
+
+class Direction(models.TextChoices):
+    INBOUND = "inbound"
+    OUTBOUND = "outbound"
+    SYSTEM = "system"
+
+
+class ConversationStatus(models.TextChoices):
+    ACTIVE = "active"
+    IDLE = "idle"
+    CLOSED = "closed"
+
+
+class Conversation(models.Model):
+    """Layer 1: a run of interactions under one key. With a client `thread` the key is
+    (channel, thread) — every participant's messages in that thread; without one it is the
+    sender's (channel, channel_id). `entity` is the first sender. Mutable: counts, times,
+    status and the pointer to the current summary change as the log grows."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="conversations")
+    entity = models.ForeignKey(Entity, on_delete=models.PROTECT, related_name="conversations")
+    channel = models.CharField(max_length=40)
+    channel_id = models.CharField(max_length=255)
+    thread = models.CharField(max_length=255, blank=True)
+    key = models.CharField(max_length=600, help_text="The grouping key: thread or sender handle, per channel.")
+    topic = models.CharField(max_length=300, blank=True)
+    status = models.CharField(max_length=16, choices=ConversationStatus.choices, default=ConversationStatus.ACTIVE)
+    status_reason = models.CharField(max_length=300, blank=True)
+    status_changed_at = models.DateTimeField(default=timezone.now)
+    interaction_count = models.PositiveIntegerField(default=0)
+    first_interaction_at = models.DateTimeField(null=True, blank=True)
+    last_interaction_at = models.DateTimeField(null=True, blank=True)
+    last_interaction_pk = models.BigIntegerField(null=True, blank=True)
+    # The occurred_at of the latest messages (newest last): the rhythm idle detection uses.
+    recent_times = models.JSONField(default=list, blank=True)
+    current_summary = models.ForeignKey(
+        "ConversationSummary", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-last_interaction_at", "-id"]
+        indexes = [
+            models.Index(fields=["workspace", "-last_interaction_at"], name="conv_ws_last"),
+            models.Index(fields=["workspace", "status", "last_interaction_at"], name="conv_ws_status_last"),
+            models.Index(fields=["workspace", "channel"], name="conv_ws_channel"),
+        ]
+        constraints = [
+            # One open (active or idle) conversation per key; closed ones are history.
+            models.UniqueConstraint(
+                fields=["workspace", "channel", "key"],
+                condition=~models.Q(status="closed"),
+                name="conversation_one_open_per_key",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.channel}:{self.key} ({self.status})"
+
+
+class Interaction(models.Model):
+    """Layer 0, the source of truth: INSERT-only, enforced by a database trigger (see
+    migration 0002). Derived data lives elsewhere (InteractionIndex), so nothing ever needs
+    to update a row here; only erasure may delete, through its audited path."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.PROTECT, related_name="+")
+    entity = models.ForeignKey(Entity, on_delete=models.PROTECT, related_name="interactions")
+    conversation = models.ForeignKey(Conversation, on_delete=models.PROTECT, related_name="interactions")
+    api_key = models.ForeignKey(ApiKey, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+                                help_text="The agent key that logged it.")
+    channel = models.CharField(max_length=40)
+    channel_id = models.CharField(max_length=255)
+    sender_name = models.CharField(max_length=300, blank=True)
+    thread = models.CharField(max_length=255, blank=True)
+    direction = models.CharField(max_length=16, choices=Direction.choices)
+    content = models.TextField()
+    private_filtered = models.BooleanField(default=False, help_text="A <private> block was stripped before storage.")
+    metadata = models.JSONField(default=dict, blank=True)
+    occurred_at = models.DateTimeField()
+    created_at = models.DateTimeField(default=timezone.now)
+    external_id = models.CharField(max_length=255, null=True, blank=True)
+    content_hash = models.CharField(max_length=64)
+    search = models.GeneratedField(
+        expression=SearchVector("content", config="english"),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["workspace", "-occurred_at"], name="interaction_ws_occurred"),
+            models.Index(fields=["conversation", "occurred_at"], name="interaction_conv_occurred"),
+            models.Index(fields=["workspace", "entity", "-occurred_at"], name="interaction_ws_entity"),
+            models.Index(fields=["workspace", "channel", "-occurred_at"], name="interaction_ws_channel"),
+            models.Index(fields=["content_hash"], name="interaction_content_hash"),
+            # GIN over the generated tsvector: full-text search (`q`) without a scan.
+            GinIndex(fields=["search"], name="interaction_search_gin"),
+        ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["workspace", "external_id"],
+                condition=models.Q(external_id__isnull=False),
+                name="interaction_unique_external_id",
+            ),
+            models.CheckConstraint(condition=~models.Q(content=""), name="interaction_content_not_empty"),
+            models.CheckConstraint(
+                condition=models.Q(direction__in=["inbound", "outbound", "system"]), name="interaction_direction_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.channel}:{self.channel_id} {self.content[:40]!r}"
+
+
+class InteractionIndex(models.Model):
+    """What background processing derived from one interaction: its embedding. A row here
+    means the interaction is processed; /status counts the interactions without one."""
+
+    interaction = models.OneToOneField(Interaction, on_delete=models.CASCADE, primary_key=True, related_name="index")
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS)
+    model = models.CharField(max_length=120)
+    processed_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [
+            HnswIndex(name="interaction_embedding_hnsw", fields=["embedding"], m=16, ef_construction=64,
+                      opclasses=["vector_cosine_ops"]),
+            models.Index(fields=["workspace"], name="interaction_index_ws"),
+        ]
+
+
+class ConversationSummary(models.Model):
+    """Immutable (seed 002: a summary is never edited, only superseded). The current one is
+    the summary nothing supersedes."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.PROTECT, related_name="+")
+    conversation = models.ForeignKey(Conversation, on_delete=models.PROTECT, related_name="summaries")
+    text = models.TextField()
+    source_first = models.ForeignKey(Interaction, on_delete=models.PROTECT, related_name="+")
+    source_last = models.ForeignKey(Interaction, on_delete=models.PROTECT, related_name="+")
+    source_count = models.PositiveIntegerField()
+    tone = models.JSONField(default=dict)
+    pending_actions = models.JSONField(default=list)
+    supersedes = models.OneToOneField("self", null=True, blank=True, on_delete=models.PROTECT, related_name="superseded_by")
+    made_by = models.CharField(max_length=80, help_text='"extractive" or "llm:<prompt version>"')
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            # Summarising is idempotent: one summary per conversation and last interaction.
+            models.UniqueConstraint(fields=["conversation", "source_last"], name="summary_unique_range_end"),
+        ]
+
+    def __str__(self) -> str:
+        return f"summary #{self.pk} of conversation {self.conversation_id}"

@@ -1,0 +1,113 @@
+"""Reads for interactions, conversations and summaries."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.contrib.postgres.search import SearchQuery
+from django.db.models import F, Q, QuerySet
+
+from conversations.models import Conversation, ConversationStatus, ConversationSummary, Interaction
+from core.models import Workspace
+
+
+def interactions_unprocessed_count(workspace: Workspace) -> int:
+    return Interaction.objects.filter(workspace=workspace, index__isnull=True).count()
+
+
+def summaries_due_count(workspace: Workspace) -> int:
+    return conversations_needing_summary(workspace=workspace).count()
+
+
+def interaction_count(workspace: Workspace) -> int:
+    return Interaction.objects.filter(workspace=workspace).count()
+
+
+def conversation_count(workspace: Workspace) -> int:
+    return Conversation.objects.filter(workspace=workspace).count()
+
+
+def conversations_needing_summary(*, workspace: Workspace | None = None) -> QuerySet[Conversation]:
+    """Idle or closed conversations whose current summary (if any) does not cover their
+    latest interaction."""
+    qs = Conversation.objects.filter(status__in=[ConversationStatus.IDLE, ConversationStatus.CLOSED]).filter(
+        Q(current_summary__isnull=True) | Q(current_summary__source_last_id__lt=F("last_interaction_pk"))
+    )
+    return qs.filter(workspace=workspace) if workspace is not None else qs
+
+
+def interaction_list(
+    *,
+    workspace: Workspace,
+    entity: int | None = None,
+    channel: str | None = None,
+    conversation: int | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    q: str | None = None,
+) -> QuerySet[Interaction]:
+    qs = Interaction.objects.filter(workspace=workspace)
+    if entity is not None:
+        qs = qs.filter(entity_id=entity)
+    if channel:
+        qs = qs.filter(channel=channel)
+    if conversation is not None:
+        qs = qs.filter(conversation_id=conversation)
+    if since is not None:
+        qs = qs.filter(occurred_at__gte=since)
+    if until is not None:
+        qs = qs.filter(occurred_at__lt=until)
+    if q:
+        qs = qs.filter(search=SearchQuery(q, config="english", search_type="websearch"))
+    return qs.order_by("-occurred_at", "-id")
+
+
+def interaction_get(*, workspace: Workspace, interaction_id: int, channel: str | None = None) -> Interaction:
+    qs = Interaction.objects.filter(workspace=workspace)
+    if channel:
+        qs = qs.filter(channel=channel)
+    return qs.get(pk=interaction_id)
+
+
+def conversation_list(
+    *, workspace: Workspace, channel: str | None = None, status: str | None = None, entity: int | None = None
+) -> QuerySet[Conversation]:
+    qs = Conversation.objects.filter(workspace=workspace).select_related("entity", "current_summary")
+    if channel:
+        qs = qs.filter(channel=channel)
+    if status:
+        qs = qs.filter(status=status)
+    if entity is not None:
+        qs = qs.filter(entity_id=entity)
+    return qs.order_by(F("last_interaction_at").desc(nulls_last=True), "-id")
+
+
+def conversation_get(*, workspace: Workspace, conversation_id: int, channel: str | None = None) -> Conversation:
+    qs = Conversation.objects.select_related("entity", "current_summary")
+    if channel:
+        qs = qs.filter(channel=channel)
+    return qs.get(workspace=workspace, pk=conversation_id)
+
+
+def summary_chain(*, conversation: Conversation) -> list[ConversationSummary]:
+    """Every summary of the conversation, oldest first; the last one is current."""
+    return list(ConversationSummary.objects.filter(conversation=conversation).order_by("created_at", "id"))
+
+
+def recent_interactions(*, conversation: Conversation, limit: int) -> list[Interaction]:
+    """The conversation's last `limit` interactions, oldest first."""
+    latest = list(
+        Interaction.objects.filter(conversation=conversation).order_by("-occurred_at", "-id")[:limit]
+    )
+    return latest[::-1]
+
+
+def conversation_channels(*, workspace: Workspace) -> list[str]:
+    return list(
+        Conversation.objects.filter(workspace=workspace).order_by("channel").values_list("channel", flat=True).distinct()
+    )
+
+
+def conversation_log(*, conversation: Conversation) -> QuerySet[Interaction]:
+    """The conversation's interactions in the order they happened."""
+    return Interaction.objects.filter(conversation=conversation).order_by("occurred_at", "id")

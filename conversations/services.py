@@ -1,0 +1,430 @@
+"""Writes for Layer 0 (the interaction log) and Layer 1 (conversations and summaries).
+
+Logging interactions (`interactions_log`) is the hottest write in Mnemo, so it works in
+bulk: one transaction per request, a handful of queries whatever the batch size, and the
+slow work (embeddings, summaries) deferred to Celery after commit."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+
+from django.conf import settings
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
+
+from conversations.idle import IDLE_FLOOR, judge_idle
+from conversations.models import Conversation, ConversationStatus, ConversationSummary, Interaction, InteractionIndex
+from conversations.summarise import Turn, summarise
+from core import privacy
+from core.models import ApiKey, Workspace
+from core.providers import ProviderError, get_embedder, get_llm
+from core.services import SYSTEM, Actor, audit_record
+from entities.services import identities_resolve
+
+logger = logging.getLogger("mnemo.conversations")
+
+RECENT_TIMES_KEPT = 20  # enough gaps for a stable rhythm estimate, small enough to rewrite
+PROCESS_CHUNK = 64  # interactions per processing task: one embedding batch of the model
+
+
+@dataclass(frozen=True)
+class InteractionItem:
+    """One validated item of POST /interactions (the API schema did the type checks)."""
+
+    channel: str
+    channel_id: str
+    content: str
+    direction: str = "inbound"
+    sender_name: str = ""
+    sender_kind: str = "person"
+    thread: str = ""
+    occurred_at: datetime | None = None
+    metadata: dict = field(default_factory=dict)
+    external_id: str | None = None
+
+
+@dataclass
+class ItemResult:
+    index: int
+    status: str  # created | duplicate | rejected
+    id: int | None = None
+    external_id: str | None = None
+    conversation_id: int | None = None
+    entity_id: int | None = None
+    private_filtered: bool = False
+    error: dict | None = None
+
+
+@dataclass
+class _Prepared:
+    index: int
+    item: InteractionItem
+    content: str
+    private_filtered: bool
+    occurred_at: datetime
+
+
+def _secret_error(exc: privacy.SecretFound, where: str) -> dict:
+    return {
+        "code": "secret_detected",
+        "message": f"{where} contains {exc.match.description} (rule {exc.match.rule}); nothing was stored.",
+        "field": where,
+        "rule": exc.match.rule,
+    }
+
+
+def _privacy_filter(index: int, item: InteractionItem, now: datetime) -> _Prepared | ItemResult:
+    """Seed 002, privacy on write: secrets reject the item, <private> blocks are stripped."""
+    try:
+        filtered = privacy.filter_for_storage(item.content)
+    except privacy.SecretFound as exc:
+        return ItemResult(index=index, status="rejected", external_id=item.external_id, error=_secret_error(exc, "content"))
+    for where, value in (("metadata", json.dumps(item.metadata, ensure_ascii=False)), ("sender_name", item.sender_name),
+                         ("thread", item.thread)):
+        matches = privacy.find_secrets(value) if value else []
+        if matches:
+            return ItemResult(index=index, status="rejected", external_id=item.external_id,
+                              error=_secret_error(privacy.SecretFound(matches[0]), where))
+    if not filtered.text.strip():
+        return ItemResult(index=index, status="rejected", external_id=item.external_id, error={
+            "code": "empty_content", "field": "content",
+            "message": "content is empty once its <private> blocks are removed; nothing was stored.",
+        })
+    return _Prepared(index=index, item=item, content=filtered.text, private_filtered=filtered.private_removed,
+                     occurred_at=item.occurred_at or now)
+
+
+def _conversation_key(item: InteractionItem) -> str:
+    # A client thread is the client's own conversation key: everyone's messages in it
+    # belong together. Without one, a sender's handle on a channel is the conversation.
+    return f"thread:{item.thread}" if item.thread else f"handle:{item.channel_id}"
+
+
+def _parse_times(values: list[str]) -> list[datetime]:
+    return [datetime.fromisoformat(v) for v in values]
+
+
+class _ConversationRouter:
+    """Assigns each new interaction to its open conversation, opening a new one when the
+    previous has gone quiet by its own rhythm (conversations.idle)."""
+
+    def __init__(self, workspace: Workspace, prepared: list[_Prepared]):
+        self.workspace = workspace
+        keys = {(p.item.channel, _conversation_key(p.item)) for p in prepared}
+        open_ = Conversation.objects.select_for_update().filter(
+            workspace=workspace,
+            status__in=[ConversationStatus.ACTIVE, ConversationStatus.IDLE],
+            channel__in={c for c, _ in keys},
+            key__in={k for _, k in keys},
+        )
+        self.open: dict[tuple[str, str], Conversation] = {(c.channel, c.key): c for c in open_}
+        self.touched: dict[int, Conversation] = {}
+        self.closed: list[int] = []
+
+    def route(self, prepared: _Prepared, entity) -> Conversation:
+        item = prepared.item
+        key = (item.channel, _conversation_key(item))
+        conversation = self.open.get(key)
+        now = prepared.occurred_at
+        if conversation is not None and conversation.last_interaction_at and now > conversation.last_interaction_at:
+            verdict = judge_idle(_parse_times(conversation.recent_times) or [conversation.last_interaction_at], now, "")
+            if verdict.state == ConversationStatus.CLOSED:
+                self._close(conversation, f"a new message came after {verdict.reason}")
+                conversation = None
+        if conversation is None:
+            conversation = Conversation.objects.create(
+                workspace=self.workspace, entity=entity, channel=item.channel, channel_id=item.channel_id,
+                thread=item.thread, key=key[1], status=ConversationStatus.ACTIVE, status_changed_at=timezone.now(),
+            )
+            self.open[key] = conversation
+        elif conversation.status == ConversationStatus.IDLE:
+            conversation.status = ConversationStatus.ACTIVE
+            conversation.status_reason = "resumed by a new message"
+            conversation.status_changed_at = timezone.now()
+        self._add(conversation, now)
+        return conversation
+
+    def _add(self, conversation: Conversation, at: datetime) -> None:
+        conversation.interaction_count += 1
+        if conversation.first_interaction_at is None or at < conversation.first_interaction_at:
+            conversation.first_interaction_at = at
+        if conversation.last_interaction_at is None or at > conversation.last_interaction_at:
+            conversation.last_interaction_at = at
+        times = sorted([*conversation.recent_times, at.isoformat()], key=datetime.fromisoformat)
+        conversation.recent_times = times[-RECENT_TIMES_KEPT:]
+        conversation.updated_at = timezone.now()
+        self.touched[conversation.pk] = conversation
+
+    def _close(self, conversation: Conversation, reason: str) -> None:
+        # Saved at once: the partial unique index allows one open conversation per key.
+        conversation.status = ConversationStatus.CLOSED
+        conversation.status_reason = reason[:300]
+        conversation.status_changed_at = timezone.now()
+        conversation.updated_at = timezone.now()
+        Conversation.objects.filter(pk=conversation.pk).update(
+            status=conversation.status, status_reason=conversation.status_reason,
+            status_changed_at=conversation.status_changed_at, updated_at=conversation.updated_at,
+        )
+        self.touched.pop(conversation.pk, None)
+        self.closed.append(conversation.pk)
+        del self.open[(conversation.channel, conversation.key)]
+
+    def save(self, last_pk_by_conversation: dict[int, int]) -> None:
+        for pk, last_pk in last_pk_by_conversation.items():
+            conversation = self.touched.get(pk)
+            if conversation is not None:
+                conversation.last_interaction_pk = max(conversation.last_interaction_pk or 0, last_pk)
+        Conversation.objects.bulk_update(list(self.touched.values()), [
+            "status", "status_reason", "status_changed_at", "interaction_count", "first_interaction_at",
+            "last_interaction_at", "last_interaction_pk", "recent_times", "updated_at",
+        ])
+
+
+def _lock_workspace_ingest(workspace: Workspace) -> None:
+    # Ingest into one workspace is serialised: creating a sender's entity and choosing the
+    # open conversation are read-then-write decisions that must not race. Workspaces
+    # ingest in parallel.
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [7001, workspace.pk])
+
+
+@transaction.atomic
+def interactions_log(
+    *,
+    workspace: Workspace,
+    items: list[InteractionItem | ItemResult],
+    actor: Actor = SYSTEM,
+    api_key: ApiKey | None = None,
+) -> list[ItemResult]:
+    """Log interactions in order. An ItemResult in `items` is an item the API already
+    rejected (it keeps its place in the answer). Returns one result per item."""
+    _lock_workspace_ingest(workspace)
+    now = timezone.now()
+    results: list[ItemResult | None] = [None] * len(items)
+    prepared: list[_Prepared] = []
+    for index, item in enumerate(items):
+        if isinstance(item, ItemResult):
+            results[index] = item
+            continue
+        outcome = _privacy_filter(index, item, now)
+        if isinstance(outcome, ItemResult):
+            results[index] = outcome
+        else:
+            prepared.append(outcome)
+
+    # Idempotency: an external_id seen before (or earlier in this batch) is a duplicate.
+    external_ids = [p.item.external_id for p in prepared if p.item.external_id]
+    existing = dict(
+        Interaction.objects.filter(workspace=workspace, external_id__in=external_ids).values_list("external_id", "id")
+    ) if external_ids else {}
+    to_create: list[_Prepared] = []
+    first_in_batch: dict[str, _Prepared] = {}
+    repeats: list[tuple[_Prepared, _Prepared]] = []
+    for p in prepared:
+        ext = p.item.external_id
+        if ext and ext in existing:
+            results[p.index] = ItemResult(index=p.index, status="duplicate", id=existing[ext], external_id=ext)
+        elif ext and ext in first_in_batch:
+            repeats.append((p, first_in_batch[ext]))
+        else:
+            to_create.append(p)
+            if ext:
+                first_in_batch[ext] = p
+
+    created: list[Interaction] = []
+    closed: list[int] = []
+    if to_create:
+        handles = {}
+        for p in to_create:
+            handles.setdefault((p.item.channel, p.item.channel_id), (p.item.sender_name, p.item.sender_kind))
+        identities = identities_resolve(workspace=workspace, handles=handles)
+        router = _ConversationRouter(workspace, to_create)
+        rows = []
+        for p in to_create:
+            entity = identities[(p.item.channel, p.item.channel_id)].entity
+            conversation = router.route(p, entity)
+            rows.append(Interaction(
+                workspace=workspace, entity=entity, conversation=conversation, api_key=api_key,
+                channel=p.item.channel, channel_id=p.item.channel_id, sender_name=p.item.sender_name,
+                thread=p.item.thread, direction=p.item.direction, content=p.content,
+                private_filtered=p.private_filtered, metadata=p.item.metadata, occurred_at=p.occurred_at,
+                created_at=now, external_id=p.item.external_id,
+                content_hash=hashlib.sha256(p.content.encode()).hexdigest(),
+            ))
+        created = Interaction.objects.bulk_create(rows)
+        last_pk: dict[int, int] = {}
+        for row in created:
+            last_pk[row.conversation_id] = max(last_pk.get(row.conversation_id, 0), row.pk)
+        router.save(last_pk)
+        closed = router.closed
+        for p, row in zip(to_create, created):
+            results[p.index] = ItemResult(
+                index=p.index, status="created", id=row.pk, external_id=row.external_id,
+                conversation_id=row.conversation_id, entity_id=row.entity_id, private_filtered=row.private_filtered,
+            )
+    for p, first in repeats:
+        original = results[first.index]
+        results[p.index] = ItemResult(index=p.index, status="duplicate", id=original.id, external_id=p.item.external_id)
+
+    final = [r for r in results if r is not None]
+    counts = {status: sum(1 for r in final if r.status == status) for status in ("created", "duplicate", "rejected")}
+    if created:
+        # A request that stored nothing writes nothing, not even an audit row.
+        audit_record(workspace=workspace, actor=actor, verb="interaction.log", data={
+            **counts, "rejected_rules": sorted({r.error.get("rule") for r in final if r.error and r.error.get("rule")}),
+        })
+    ids = [row.pk for row in created]
+    if ids:
+        transaction.on_commit(lambda: _enqueue_processing(ids))
+    for conversation_id in closed:
+        transaction.on_commit(lambda cid=conversation_id: _enqueue_summary(cid))
+    return final
+
+
+def _enqueue_processing(ids: list[int]) -> None:
+    from conversations.tasks import process_interactions
+
+    for start in range(0, len(ids), PROCESS_CHUNK):
+        process_interactions.delay(ids[start:start + PROCESS_CHUNK])
+
+
+def _enqueue_summary(conversation_id: int) -> None:
+    from conversations.tasks import summarise_conversation
+
+    summarise_conversation.delay(conversation_id)
+
+
+def interactions_index(*, interaction_ids: list[int]) -> int:
+    """Embed the given interactions that are not indexed yet. Idempotent; returns how
+    many were indexed. Never called inside a request (DESIGN.md: only the query is)."""
+    pending = list(
+        Interaction.objects.filter(pk__in=interaction_ids, index__isnull=True).values_list("pk", "workspace_id", "content")
+    )
+    if not pending:
+        return 0
+    embedder = get_embedder()
+    vectors = embedder.embed([content for _, _, content in pending])
+    now = timezone.now()
+    InteractionIndex.objects.bulk_create(
+        [InteractionIndex(interaction_id=pk, workspace_id=ws, embedding=vector, model=embedder.name, processed_at=now)
+         for (pk, ws, _), vector in zip(pending, vectors)],
+        ignore_conflicts=True,
+    )
+    return len(pending)
+
+
+# --- conversation lifecycle -------------------------------------------------------------------
+
+def _turns(interactions) -> list[Turn]:
+    return [Turn(id=i.pk, speaker=i.sender_name or i.channel_id, direction=i.direction, content=i.content,
+                 occurred_at=i.occurred_at) for i in interactions]
+
+
+def conversation_summarise(*, conversation_id: int) -> ConversationSummary | None:
+    """Write a new summary covering the conversation up to its latest interaction, which
+    supersedes the current one. Returns None when the current summary is up to date.
+
+    The summary is composed outside any transaction (an LLM may take seconds), then
+    inserted only if nobody summarised the conversation meanwhile."""
+    conversation = Conversation.objects.select_related("current_summary").get(pk=conversation_id)
+    current = conversation.current_summary
+    if conversation.last_interaction_pk is None:
+        return None
+    if current is not None and current.source_last_id >= conversation.last_interaction_pk:
+        return None
+    new = Interaction.objects.filter(conversation=conversation).order_by("occurred_at", "id")
+    if current is not None:
+        new = new.filter(pk__gt=current.source_last_id)
+    # Very long conversations: the newest turns plus the carried-forward previous summary.
+    new = list(new[: settings.MNEMO_SUMMARY_MAX_TURNS])
+    if not new:
+        return None
+    turns = _turns(new)
+    previous = current.text if current is not None else None
+    llm = get_llm()
+    if llm is not None:
+        from conversations.llm import llm_summarise
+
+        draft, made_by = llm_summarise(llm, turns, previous_summary=previous)
+    else:
+        draft, made_by = summarise(turns, previous_summary=previous), "extractive"
+    first_pk = current.source_first_id if current is not None else new[0].pk
+    count = (current.source_count if current is not None else 0) + len(new)
+    with transaction.atomic():
+        locked = Conversation.objects.select_for_update().get(pk=conversation_id)
+        if locked.current_summary_id != (current.pk if current else None):
+            return None  # someone else summarised meanwhile; their summary stands
+        try:
+            with transaction.atomic():
+                summary = ConversationSummary.objects.create(
+                    workspace_id=locked.workspace_id, conversation=locked, text=draft.text,
+                    source_first_id=first_pk, source_last_id=new[-1].pk, source_count=count,
+                    tone=draft.tone, pending_actions=[asdict(a) for a in draft.pending_actions],
+                    supersedes=current, made_by=made_by,
+                )
+        except IntegrityError:
+            return None
+        locked.current_summary = summary
+        locked.updated_at = timezone.now()
+        locked.save(update_fields=["current_summary", "updated_at"])
+        audit_record(workspace=locked.workspace, actor=SYSTEM, verb="conversation.summarise", target=summary, data={
+            "conversation": locked.pk, "source_count": count, "made_by": made_by,
+            "supersedes": current.pk if current else None,
+        })
+    return summary
+
+
+def conversation_set_status(*, conversation: Conversation, status: str, reason: str) -> Conversation:
+    conversation.status = status
+    conversation.status_reason = reason[:300]
+    conversation.status_changed_at = timezone.now()
+    conversation.updated_at = timezone.now()
+    conversation.save(update_fields=["status", "status_reason", "status_changed_at", "updated_at"])
+    return conversation
+
+
+def conversations_sweep(*, now: datetime | None = None, limit: int = 500) -> list[int]:
+    """Move quiet conversations along active -> idle -> closed by their own rhythm (and,
+    when an LLM is configured, its judgment). Returns the ids that changed state.
+
+    Verdicts are computed without holding locks (an LLM may take seconds); each change is
+    then applied only if the conversation got no new message meanwhile. Rows an ingest is
+    writing are skipped (SKIP LOCKED) and looked at again next time."""
+    now = now or timezone.now()
+    llm = get_llm()
+    candidates = list(
+        Conversation.objects.filter(
+            status__in=[ConversationStatus.ACTIVE, ConversationStatus.IDLE],
+            last_interaction_at__lt=now - IDLE_FLOOR,
+        ).order_by("last_interaction_at")[:limit]
+    )
+    verdicts = []
+    for conversation in candidates:
+        times = _parse_times(conversation.recent_times) or [conversation.last_interaction_at]
+        last = Interaction.objects.filter(pk=conversation.last_interaction_pk).values_list("content", flat=True).first() or ""
+        verdict, judged_by = judge_idle(times, now, last), "heuristic"
+        if llm is not None and conversation.status == ConversationStatus.ACTIVE and verdict.state != "closed":
+            from conversations.llm import llm_judge_idle
+
+            recent = _turns(Interaction.objects.filter(conversation=conversation).order_by("-occurred_at", "-id")[:10])[::-1]
+            verdict, judged_by = llm_judge_idle(llm, times, now, last, recent)
+        if _STATE_ORDER[verdict.state] > _STATE_ORDER[conversation.status]:
+            verdicts.append((conversation, verdict, judged_by))
+    changed = []
+    for conversation, verdict, judged_by in verdicts:
+        with transaction.atomic():
+            locked = Conversation.objects.select_for_update(skip_locked=True).filter(
+                pk=conversation.pk, last_interaction_pk=conversation.last_interaction_pk, status=conversation.status,
+            ).first()
+            if locked is None:
+                continue
+            conversation_set_status(conversation=locked, status=verdict.state, reason=f"{verdict.reason} ({judged_by})")
+            changed.append(locked.pk)
+    return changed
+
+
+_STATE_ORDER = {ConversationStatus.ACTIVE: 0, ConversationStatus.IDLE: 1, ConversationStatus.CLOSED: 2}

@@ -1,0 +1,34 @@
+from __future__ import annotations
+
+from celery import shared_task
+
+from conversations import services
+from core.providers import ProviderError
+
+
+@shared_task(name="conversations.process_interactions", bind=True, acks_late=True, max_retries=5)
+def process_interactions(self, interaction_ids: list[int]) -> int:
+    """Derive what background work derives from new interactions (their embeddings).
+    Idempotent: interactions already processed are skipped."""
+    try:
+        return services.interactions_index(interaction_ids=interaction_ids)
+    except ProviderError as exc:
+        if not exc.retryable:
+            raise
+        raise self.retry(exc=exc, countdown=min(300, 5 * 2 ** self.request.retries))
+
+
+@shared_task(name="conversations.summarise_conversation", acks_late=True)
+def summarise_conversation(conversation_id: int) -> int | None:
+    summary = services.conversation_summarise(conversation_id=conversation_id)
+    return summary.pk if summary else None
+
+
+@shared_task(name="conversations.sweep", acks_late=True)
+def sweep_conversations() -> int:
+    """Beat: conversations that went quiet become idle (and later closed); each one that
+    changed gets a summary covering its latest interaction."""
+    changed = services.conversations_sweep()
+    for conversation_id in changed:
+        summarise_conversation.delay(conversation_id)
+    return len(changed)

@@ -1,0 +1,27 @@
+"""Redaction on read (`?redact=true`): masks emails, phone numbers, IPs and keys in the
+text fields of an API answer, after it has been serialised."""
+
+from typing import Any
+
+from core import privacy
+
+TEXT_FIELDS = {"content", "text", "sender_name", "channel_id", "thread", "metadata", "topic", "status_reason"}
+
+
+def _all_strings(value: Any) -> Any:
+    if isinstance(value, str):
+        return privacy.redact(value)
+    if isinstance(value, list):
+        return [_all_strings(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _all_strings(v) for k, v in value.items()}
+    return value
+
+
+def redact_answer(value: Any) -> Any:
+    """Redact the known text fields anywhere in a JSON-like answer."""
+    if isinstance(value, list):
+        return [redact_answer(v) for v in value]
+    if isinstance(value, dict):
+        return {k: (_all_strings(v) if k in TEXT_FIELDS else redact_answer(v)) for k, v in value.items()}
+    return value

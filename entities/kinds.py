@@ -1,0 +1,34 @@
+"""The entity kind registry (DESIGN.md): who-kinds can send messages and hold identities;
+what-kinds are the things the team's memory is about. Apps may register more."""
+
+from __future__ import annotations
+
+WHO_KINDS: dict[str, str] = {
+    "person": "A human.",
+    "agent": "An AI agent or bot.",
+    "service": "A system that sends or receives messages (CI, a monitor, a webhook).",
+    "organisation": "A company, team or group.",
+}
+
+WHAT_KINDS: dict[str, str] = {
+    "project": "A body of work.",
+    "subsystem": "A major part of a project.",
+    "component": "A piece of a subsystem.",
+    "requirement": "Something that must hold.",
+    "constraint": "A limit the work must respect.",
+    "decision": "A choice that was made, with its reasons.",
+    "fact": "A structured fact worth its own page.",
+    "parameter": "A named value with a unit.",
+}
+
+
+def register_kind(name: str, description: str, *, who: bool = False) -> None:
+    (WHO_KINDS if who else WHAT_KINDS)[name] = description
+
+
+def all_kinds() -> list[str]:
+    return [*WHO_KINDS, *WHAT_KINDS]
+
+
+def is_who_kind(name: str) -> bool:
+    return name in WHO_KINDS
