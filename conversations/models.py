@@ -142,6 +142,19 @@ class InteractionIndex(models.Model):
         ]
 
 
+class InteractionBacklog(models.Model):
+    """Interactions waiting for background processing: a row per interaction, inserted
+    with it and deleted once it is processed. Workers claim rows with SKIP LOCKED, so
+    each one takes a whole batch; /status counts the rows of a workspace."""
+
+    interaction = models.OneToOneField(Interaction, on_delete=models.CASCADE, primary_key=True, related_name="+")
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [models.Index(fields=["workspace"], name="interaction_backlog_ws")]
+
+
 class ConversationSummary(models.Model):
     """Immutable (seed 002: a summary is never edited, only superseded). The current one is
     the summary nothing supersedes."""

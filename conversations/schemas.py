@@ -3,6 +3,7 @@ from datetime import datetime, timezone
 from typing import Any, Literal
 
 from django.conf import settings
+from django.core.exceptions import ObjectDoesNotExist
 from ninja import Schema
 from pydantic import ConfigDict, Field, field_validator
 
@@ -104,6 +105,16 @@ class InteractionOut(Schema):
     metadata: dict
     occurred_at: datetime
     created_at: datetime
+    processed_at: datetime | None = Field(None, description="When background processing (embedding) finished")
+
+    @staticmethod
+    def resolve_processed_at(obj) -> datetime | None:
+        if isinstance(obj, dict):  # an answer already serialised (then redacted)
+            return obj.get("processed_at")
+        try:
+            return obj.index.processed_at
+        except ObjectDoesNotExist:
+            return None
 
 
 class InteractionPage(Schema):
@@ -152,7 +163,7 @@ class ConversationOut(Schema):
 
     @staticmethod
     def resolve_entity_name(obj) -> str:
-        return obj.entity.name
+        return obj["entity_name"] if isinstance(obj, dict) else obj.entity.name
 
 
 class ConversationFilter(Schema):

@@ -7,12 +7,12 @@ from datetime import datetime
 from django.contrib.postgres.search import SearchQuery
 from django.db.models import F, Q, QuerySet
 
-from conversations.models import Conversation, ConversationStatus, ConversationSummary, Interaction
+from conversations.models import Conversation, ConversationStatus, ConversationSummary, Interaction, InteractionBacklog
 from core.models import Workspace
 
 
 def interactions_unprocessed_count(workspace: Workspace) -> int:
-    return Interaction.objects.filter(workspace=workspace, index__isnull=True).count()
+    return InteractionBacklog.objects.filter(workspace=workspace).count()
 
 
 def summaries_due_count(workspace: Workspace) -> int:
@@ -46,7 +46,7 @@ def interaction_list(
     until: datetime | None = None,
     q: str | None = None,
 ) -> QuerySet[Interaction]:
-    qs = Interaction.objects.filter(workspace=workspace)
+    qs = Interaction.objects.filter(workspace=workspace).select_related("index")
     if entity is not None:
         qs = qs.filter(entity_id=entity)
     if channel:
@@ -63,7 +63,7 @@ def interaction_list(
 
 
 def interaction_get(*, workspace: Workspace, interaction_id: int, channel: str | None = None) -> Interaction:
-    qs = Interaction.objects.filter(workspace=workspace)
+    qs = Interaction.objects.filter(workspace=workspace).select_related("index")
     if channel:
         qs = qs.filter(channel=channel)
     return qs.get(pk=interaction_id)
@@ -97,7 +97,7 @@ def summary_chain(*, conversation: Conversation) -> list[ConversationSummary]:
 def recent_interactions(*, conversation: Conversation, limit: int) -> list[Interaction]:
     """The conversation's last `limit` interactions, oldest first."""
     latest = list(
-        Interaction.objects.filter(conversation=conversation).order_by("-occurred_at", "-id")[:limit]
+        Interaction.objects.filter(conversation=conversation).select_related("index").order_by("-occurred_at", "-id")[:limit]
     )
     return latest[::-1]
 

@@ -55,10 +55,12 @@ def _adopt_request_id(task=None, **_kwargs) -> None:
         request_id_var.set(getattr(task.request, "request_id", None) or f"task:{task.request.id}")
 
 
-def ensure_broker_dirs() -> None:
-    """The filesystem transport needs its folder to exist before anyone publishes."""
+def ensure_celery_dirs() -> None:
+    """Beat's schedule file needs its folder, and the filesystem transport needs its
+    folders to exist before anyone publishes."""
     from django.conf import settings
 
+    Path(settings.CELERY_BEAT_SCHEDULE_FILE).parent.mkdir(parents=True, exist_ok=True)
     if settings.CELERY_BROKER_URL.startswith("filesystem://"):
         options = settings.CELERY_BROKER_TRANSPORT_OPTIONS
         for key in ("data_folder_in", "data_folder_out", "control_folder"):

@@ -106,12 +106,12 @@ class Launcher:
         from django.db import connections
 
         from core.services import bootstrap_first_run
-        from mnemo.celery import ensure_broker_dirs
+        from mnemo.celery import ensure_celery_dirs
 
         say("applying migrations (creates the vector and pg_trgm extensions on a new database)")
         call_command("migrate", interactive=False, verbosity=1)
         call_command("collectstatic", interactive=False, verbosity=0)
-        ensure_broker_dirs()
+        ensure_celery_dirs()
         result = bootstrap_first_run()
         if result is not None:
             line = "=" * 72
@@ -124,10 +124,10 @@ class Launcher:
             )
         connections.close_all()
 
-    def spawn(self, name: str, argv: list[str]) -> None:
+    def spawn(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> None:
         # Own session: a Ctrl-C in the terminal reaches only this launcher, which then
         # stops the children in order instead of racing them.
-        self.children[name] = subprocess.Popen(argv, start_new_session=True)
+        self.children[name] = subprocess.Popen(argv, start_new_session=True, env={**os.environ, **(env or {})})
         say(f"started {name} (pid {self.children[name].pid})")
 
     def start_processes(self) -> None:
@@ -137,17 +137,18 @@ class Launcher:
             "--bind", f"{self.host}:{self.port}", "--workers", web_workers, "--threads", "4",
             "--timeout", "60", "--graceful-timeout", "10", "--access-logfile", "-",
             "--access-logformat", ACCESS_LOG_FORMAT,
-        ])
+        ], env={"MNEMO_TORCH_THREADS": "1"})  # the web only ever embeds one query at a time
+        concurrency = int(os.environ.get("CELERY_CONCURRENCY", "2"))
         worker = [
-            str(BIN / "celery"), "-A", "mnemo", "worker", "--loglevel", "INFO",
-            "--concurrency", os.environ.get("CELERY_CONCURRENCY", "2"),
+            str(BIN / "celery"), "-A", "mnemo", "worker", "--loglevel", "INFO", "--concurrency", str(concurrency),
         ]
         from django.conf import settings
 
         if settings.CELERY_BROKER_URL.startswith("filesystem://"):
             # The filesystem transport has no broadcast worth the polling it costs.
             worker += ["--without-gossip", "--without-mingle", "--without-heartbeat"]
-        self.spawn("worker", worker)
+        torch_threads = os.environ.get("MNEMO_TORCH_THREADS") or str(max(1, (os.cpu_count() or 1) // concurrency))
+        self.spawn("worker", worker, env={"MNEMO_TORCH_THREADS": torch_threads})
         self.spawn("beat", [
             str(BIN / "celery"), "-A", "mnemo", "beat", "--loglevel", "INFO",
             "--schedule", str(settings.CELERY_BEAT_SCHEDULE_FILE),

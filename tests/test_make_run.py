@@ -37,8 +37,9 @@ def free_port() -> int:
 
 
 class Run:
-    def __init__(self, var_dir: Path, port: int):
-        env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "CELERY_BROKER_URL", "DJANGO_SETTINGS_MODULE"}}
+    def __init__(self, var_dir: Path, port: int, keep_broker: bool = False):
+        dropped = {"DATABASE_URL", "DJANGO_SETTINGS_MODULE"} | (set() if keep_broker else {"CELERY_BROKER_URL"})
+        env = {k: v for k, v in os.environ.items() if k not in dropped}
         env.update(MNEMO_VAR_DIR=str(var_dir), MNEMO_PORT=str(port), WEB_CONCURRENCY="1", CELERY_CONCURRENCY="1")
         self.port = port
         self.lines: list[str] = []
@@ -161,3 +162,23 @@ def test_a_second_make_run_is_refused_while_one_runs(var_dir):
         assert first.get("/api/v1/ready")[0] == 200
     finally:
         assert first.interrupt() == 0
+
+
+def test_make_run_uses_celery_broker_url_when_set(var_dir, monkeypatch):
+    import socket as _socket
+
+    try:
+        _socket.create_connection(("127.0.0.1", 6379), timeout=0.5).close()
+    except OSError:
+        pytest.skip("no Redis on 127.0.0.1:6379 on this machine")
+    monkeypatch.setenv("CELERY_BROKER_URL", "redis://127.0.0.1:6379/13")
+    run = Run(var_dir, free_port(), keep_broker=True)
+    try:
+        assert run.wait_for_line("Mnemo is serving", timeout=90), run.output
+        status, body = run.get("/api/v1/ready")
+        assert status == 200, body
+        assert json.loads(body)["checks"]["broker"]["detail"].startswith("redis://")
+        time.sleep(3)  # beat and the worker stay up (beat once died here for want of its folder)
+        assert run.proc.poll() is None and "exited with status" not in run.output, run.output
+    finally:
+        assert run.interrupt() == 0

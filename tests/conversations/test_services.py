@@ -213,3 +213,66 @@ def test_the_embedding_index_answers_nearest_neighbours(workspace):
     nearest = (InteractionIndex.objects.filter(workspace=workspace)
                .order_by(CosineDistance("embedding", query)).values_list("interaction__content", flat=True).first())
     assert "support group" in nearest
+
+
+# --- with an LLM configured (a local server speaking the OpenAI protocol) ------------------------------
+
+@pytest.fixture
+def llm_server(settings):
+    import core.providers.llm as llm_module
+    from tests.openai_server import OpenAIServer
+
+    server = OpenAIServer()
+    settings.MNEMO_LLM_URL, settings.MNEMO_LLM_MODEL, settings.MNEMO_LLM_RETRIES = server.url, "test-model", 0
+    llm_module._llm = None
+    yield server
+    llm_module._llm = None
+    server.close()
+
+
+def test_an_llm_summary_is_used_when_configured_and_valid(workspace, llm_server):
+    import json
+
+    results = chat(workspace, T0, SESSION)
+    conversation = Conversation.objects.get()
+    llm_server.chat(json.dumps({
+        "summary": "Conversation between Caroline and Melanie on 8 May 2023 (7 messages). Caroline found a support group.",
+        "tone": {"formality": 0.2, "technical_level": 0.0, "sentiment": 0.7},
+        "pending_actions": [{"kind": "question", "text": "Will you show me the painting next time?",
+                             "speaker": "Caroline", "interaction_id": results[-1].id}],
+        "salient_interaction_ids": [results[2].id],
+    }))
+    summary = services.conversation_summarise(conversation_id=conversation.pk)
+    assert summary.made_by == "llm:summary-v1"
+    assert "support group" in summary.text
+    assert summary.pending_actions[0]["interaction_id"] == results[-1].id
+    assert llm_server.requests and llm_server.requests[0]["path"] == "/v1/chat/completions"
+
+
+def test_an_llm_failure_falls_back_to_the_extractive_summary(workspace, llm_server):
+    chat(workspace, T0, SESSION)
+    llm_server.error(503)
+    summary = services.conversation_summarise(conversation_id=Conversation.objects.get().pk)
+    assert summary.made_by == "extractive" and "Caroline" in summary.text
+
+
+def test_the_sweep_follows_the_llm_on_whether_a_conversation_paused(workspace, llm_server):
+    import json
+
+    from conversations.idle import judge_idle
+
+    chat(workspace, T0, SESSION)
+    last = T0 + timedelta(seconds=40) * (len(SESSION) - 1)
+    now = last + timedelta(minutes=10)
+    conversation = Conversation.objects.get()
+    times = [datetime.fromisoformat(t) for t in conversation.recent_times]
+    assert judge_idle(times, now, "").state == "idle"  # the rule alone would call it idle
+    llm_server.chat(json.dumps({"state": "active", "idle_after_minutes": 30, "reason": "she is fetching the photo"}))
+    assert services.conversations_sweep(now=now) == []
+    assert Conversation.objects.get().status == "active"
+
+    llm_server.chat(json.dumps({"state": "idle", "idle_after_minutes": 30, "reason": "they stopped"}))
+    assert services.conversations_sweep(now=last + timedelta(minutes=45)) == [conversation.pk]
+    conversation.refresh_from_db()
+    assert conversation.status == "idle" and conversation.status_reason.endswith("(llm:idle-v1)")
+    assert len(llm_server.requests) == 2

@@ -25,3 +25,5 @@ def test_logged_interactions_are_embedded_by_the_worker(api, broker):
         assert wait_for(lambda: api.get("/status").json()["pending"]["interactions"] == 0, timeout=120)
     assert InteractionIndex.objects.count() == 70
     assert api.get("/status").json()["idle"] is True
+    first = api.get(f"/interactions/{body['results'][0]['id']}").json()
+    assert first["processed_at"] >= first["created_at"]
