@@ -75,11 +75,14 @@ class Interaction(models.Model):
     migration 0002). Derived data lives elsewhere (InteractionIndex), so nothing ever needs
     to update a row here; only erasure may delete, through its audited path."""
 
-    workspace = models.ForeignKey(Workspace, on_delete=models.PROTECT, related_name="+")
+    # The composite indexes below lead with workspace and conversation, so their single-
+    # column FK indexes would only slow the hottest insert in Mnemo down. Keys are revoked,
+    # not deleted, so the api_key column needs no index either.
+    workspace = models.ForeignKey(Workspace, on_delete=models.PROTECT, related_name="+", db_index=False)
     entity = models.ForeignKey(Entity, on_delete=models.PROTECT, related_name="interactions")
-    conversation = models.ForeignKey(Conversation, on_delete=models.PROTECT, related_name="interactions")
+    conversation = models.ForeignKey(Conversation, on_delete=models.PROTECT, related_name="interactions", db_index=False)
     api_key = models.ForeignKey(ApiKey, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
-                                help_text="The agent key that logged it.")
+                                db_index=False, help_text="The agent key that logged it.")
     channel = models.CharField(max_length=40)
     channel_id = models.CharField(max_length=255)
     sender_name = models.CharField(max_length=300, blank=True)
@@ -138,7 +141,6 @@ class InteractionIndex(models.Model):
         indexes = [
             HnswIndex(name="interaction_embedding_hnsw", fields=["embedding"], m=16, ef_construction=64,
                       opclasses=["vector_cosine_ops"]),
-            models.Index(fields=["workspace"], name="interaction_index_ws"),
         ]
 
 

@@ -111,3 +111,13 @@ def conversation_channels(*, workspace: Workspace) -> list[str]:
 def conversation_log(*, conversation: Conversation) -> QuerySet[Interaction]:
     """The conversation's interactions in the order they happened."""
     return Interaction.objects.filter(conversation=conversation).order_by("occurred_at", "id")
+
+
+def entity_conversation_keys(*, workspace: Workspace) -> dict[int, set[str]]:
+    """entity id -> the conversation keys (thread or handle, per channel) it wrote in."""
+    rows = (Interaction.objects.filter(workspace=workspace)
+            .values_list("entity_id", "conversation__channel", "conversation__key").distinct())
+    keys: dict[int, set[str]] = {}
+    for entity_id, channel, key in rows:
+        keys.setdefault(entity_id, set()).add(f"{channel}:{key}")
+    return keys

@@ -474,3 +474,28 @@ def conversations_sweep(*, now: datetime | None = None, limit: int = 500) -> lis
 
 
 _STATE_ORDER = {ConversationStatus.ACTIVE: 0, ConversationStatus.IDLE: 1, ConversationStatus.CLOSED: 2}
+
+
+def conversations_recount(*, conversation_ids, without_entity) -> set[int]:
+    """After interactions were erased: recount each conversation from what is left, hand
+    it to another participant when its owner was erased, and drop its summary pointer (the
+    summaries quoted the erased messages and are gone). Returns the ids still holding
+    interactions; the caller deletes the others."""
+    remaining: set[int] = set()
+    for conversation in Conversation.objects.select_for_update().filter(pk__in=conversation_ids):
+        rows = list(Interaction.objects.filter(conversation=conversation).order_by("occurred_at", "id")
+                    .values_list("pk", "occurred_at", "entity_id", "channel_id"))
+        if not rows:
+            continue
+        remaining.add(conversation.pk)
+        conversation.interaction_count = len(rows)
+        conversation.first_interaction_at, conversation.last_interaction_at = rows[0][1], rows[-1][1]
+        conversation.last_interaction_pk = max(row[0] for row in rows)
+        conversation.recent_times = [row[1].isoformat() for row in rows[-RECENT_TIMES_KEPT:]]
+        if conversation.entity_id == without_entity.pk:
+            # The erased owner's handle must not survive on the conversation either.
+            conversation.entity_id, conversation.channel_id = rows[0][2], rows[0][3]
+        conversation.current_summary = None
+        conversation.updated_at = timezone.now()
+        conversation.save()
+    return remaining

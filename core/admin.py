@@ -55,6 +55,10 @@ class ApiKeyAdmin(admin.ModelAdmin):
         obj.pk = api_key.pk
         messages.warning(request, f"The new key, shown only this once: {plaintext}")
 
+    def has_delete_permission(self, request, obj=None):
+        # Interactions keep the key that logged them: keys are revoked, never deleted.
+        return False
+
     @admin.action(description="Revoke the selected keys")
     def revoke(self, request, queryset):
         for api_key in queryset:

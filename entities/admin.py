@@ -1,6 +1,16 @@
 from django.contrib import admin
 
-from entities.models import Entity, Identity
+from entities.models import (
+    DecisionRecord,
+    DecisionThought,
+    Entity,
+    EntityEvidence,
+    EntityMerge,
+    Identity,
+    LinkSuggestion,
+    ProfileValue,
+    Relationship,
+)
 
 
 class IdentityInline(admin.TabularInline):
@@ -12,10 +22,15 @@ class IdentityInline(admin.TabularInline):
 
 @admin.register(Entity)
 class EntityAdmin(admin.ModelAdmin):
-    list_display = ["name", "kind", "workspace", "status", "confidence", "created_at"]
+    list_display = ["name", "kind", "workspace", "status", "confidence", "merged_into", "created_at"]
     list_filter = ["workspace", "kind", "status"]
-    search_fields = ["name", "aliases"]
+    search_fields = ["name"]
+    raw_id_fields = ["supersedes", "merged_into"]
     inlines = [IdentityInline]
+
+    def has_delete_permission(self, request, obj=None):
+        # Deleting a person is erasure: it has its own audited path (API and entity page).
+        return False
 
 
 @admin.register(Identity)
@@ -24,3 +39,62 @@ class IdentityAdmin(admin.ModelAdmin):
     list_filter = ["workspace", "channel", "confidence"]
     search_fields = ["channel_id", "display_name"]
     raw_id_fields = ["entity"]
+
+
+class ReadOnly(admin.ModelAdmin):
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(ProfileValue)
+class ProfileValueAdmin(ReadOnly):
+    """Insert-only: versions are added through the API or the review queue."""
+
+    list_display = ["entity", "key", "value", "status", "confidence", "source", "created_at"]
+    list_filter = ["workspace", "key", "status"]
+    search_fields = ["value"]
+
+
+@admin.register(Relationship)
+class RelationshipAdmin(admin.ModelAdmin):
+    list_display = ["subject", "predicate", "object", "status", "valid_from", "valid_to", "created_at"]
+    list_filter = ["workspace", "predicate", "status"]
+    raw_id_fields = ["subject", "object", "supersedes", "evidence"]
+
+
+@admin.register(LinkSuggestion)
+class LinkSuggestionAdmin(ReadOnly):
+    list_display = ["identity", "entity", "score", "status", "created_at"]
+    list_filter = ["workspace", "status"]
+
+
+@admin.register(EntityMerge)
+class EntityMergeAdmin(ReadOnly):
+    list_display = ["source", "target", "merged_at", "split_at"]
+    list_filter = ["workspace"]
+
+
+@admin.register(EntityEvidence)
+class EntityEvidenceAdmin(ReadOnly):
+    list_display = ["entity", "interaction", "added_at"]
+
+
+class ThoughtInline(admin.TabularInline):
+    model = DecisionThought
+    extra = 0
+    readonly_fields = ["text", "created_at"]
+
+
+@admin.register(DecisionRecord)
+class DecisionRecordAdmin(admin.ModelAdmin):
+    list_display = ["description", "stated_confidence", "outcome", "created_at"]
+    list_filter = ["workspace", "outcome"]
+    exclude = ["embedding"]
+    readonly_fields = ["entity", "workspace", "created_at"]
+    inlines = [ThoughtInline]

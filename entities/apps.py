@@ -4,3 +4,10 @@ from django.apps import AppConfig
 class EntitiesConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "entities"
+
+    def ready(self) -> None:
+        from core import registry
+        from entities.models import Entity, LinkSuggestion
+
+        registry.register_count("Entities", lambda ws: Entity.objects.filter(workspace=ws, merged_into__isnull=True).count())
+        registry.register_count("Link suggestions", lambda ws: LinkSuggestion.objects.filter(workspace=ws, status="pending").count())

@@ -32,3 +32,29 @@ def all_kinds() -> list[str]:
 
 def is_who_kind(name: str) -> bool:
     return name in WHO_KINDS
+
+
+# Relationship predicates: name -> (description, functional). A functional predicate holds
+# one object at a time for a subject, so a new object supersedes the old (seed 000).
+PREDICATES: dict[str, tuple[str, bool]] = {
+    "works_at": ("employed by an organisation", True),
+    "lives_in": ("lives in a place", True),
+    "reports_to": ("reports to a manager", True),
+    "part_of": ("is a part of a larger whole", True),
+    "member_of": ("belongs to a group or team", False),
+    "knows": ("knows a person", False),
+    "family_of": ("is family of a person", False),
+    "manages": ("manages a person or team", False),
+    "depends_on": ("needs another thing to work", False),
+    "satisfies": ("meets a requirement", False),
+    "constrains": ("limits another thing", False),
+    "decided_in": ("was decided in a decision or conversation", False),
+}
+
+
+def register_predicate(name: str, description: str, *, functional: bool = False) -> None:
+    PREDICATES[name] = (description, functional)
+
+
+def is_functional(predicate: str) -> bool:
+    return PREDICATES[predicate][1]

@@ -16,6 +16,8 @@ from ninja.errors import ValidationError as NinjaValidationError
 from conversations.api import conversations_router
 from conversations.api import router as interactions_router
 from core.api import router as core_router
+from entities.api import router as entities_router
+from entities.api_decisions import router as decisions_router
 from core.errors import ApiError
 from core.logging import request_id_var
 from mnemo.auth import MissingScope
@@ -120,3 +122,5 @@ def _server_error(request: HttpRequest, exc: Exception) -> HttpResponse:
 api.add_router("/", core_router)
 api.add_router("/", interactions_router)
 api.add_router("/", conversations_router)
+api.add_router("/", entities_router)
+api.add_router("/", decisions_router)

@@ -10,6 +10,7 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/v1/", api.urls),
     path("w/<slug:slug>/conversations/", include("conversations.urls")),
+    path("w/<slug:slug>/entities/", include("entities.urls")),
     path("", include("core.urls")),
 ]
 

@@ -1,0 +1,113 @@
+"""Reads for entities, identities, profiles and relationships."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.contrib.postgres.search import TrigramSimilarity
+from django.db.models import F, Func, Q, QuerySet, TextField, Value
+
+from core.models import Workspace
+from entities.models import (
+    Entity,
+    EntityMerge,
+    Identity,
+    LinkSuggestion,
+    ProfileStatus,
+    ProfileValue,
+    Relationship,
+    RelationshipStatus,
+)
+
+
+def entity_list(*, workspace: Workspace, q: str | None = None, kind: str | None = None, status: str | None = None,
+                include_merged: bool = False) -> QuerySet[Entity]:
+    qs = Entity.objects.filter(workspace=workspace)
+    if not include_merged:
+        qs = qs.filter(merged_into__isnull=True)
+    if kind:
+        qs = qs.filter(kind=kind)
+    if status:
+        qs = qs.filter(status=status)
+    if q:
+        # Substring on names and aliases, plus trigram similarity for typos ("Carolin").
+        qs = qs.annotate(
+            similarity=TrigramSimilarity("name", q),
+            alias_text=Func(F("aliases"), Value(" "), function="array_to_string", output_field=TextField()),
+        ).filter(Q(name__icontains=q) | Q(alias_text__icontains=q) | Q(similarity__gt=0.3)).order_by("-similarity", "name", "id")
+        return qs
+    return qs.order_by("name", "id")
+
+
+def entity_get(*, workspace: Workspace, entity_id: int) -> Entity:
+    return Entity.objects.get(workspace=workspace, pk=entity_id)
+
+
+def identities_of(*, entity: Entity) -> list[Identity]:
+    return list(Identity.objects.filter(entity=entity).order_by("channel", "channel_id"))
+
+
+def identity_get(*, workspace: Workspace, identity_id: int) -> Identity:
+    return Identity.objects.select_related("entity").get(workspace=workspace, pk=identity_id)
+
+
+def profile_current(*, entity: Entity) -> list[ProfileValue]:
+    """The current value of each key: the active row that no active row supersedes."""
+    rows = (ProfileValue.objects.filter(entity=entity, status=ProfileStatus.ACTIVE, superseded_by__isnull=True)
+            .order_by("key", "-created_at", "-id"))
+    current: dict[str, ProfileValue] = {}
+    for row in rows:
+        current.setdefault(row.key, row)
+    return list(current.values())
+
+
+def profile_history(*, entity: Entity, key: str | None = None) -> list[ProfileValue]:
+    qs = ProfileValue.objects.filter(entity=entity)
+    if key:
+        qs = qs.filter(key=key)
+    return list(qs.order_by("key", "created_at", "id"))
+
+
+def profile_value_get(*, workspace: Workspace, value_id: int) -> ProfileValue:
+    return ProfileValue.objects.select_related("entity").get(workspace=workspace, pk=value_id)
+
+
+def relationships_for(*, entity: Entity, as_of: datetime | None = None, known_at: datetime | None = None,
+                      include_candidates: bool = False) -> list[Relationship]:
+    """The entity's relationships (either end). With `as_of`: those true at that time
+    (valid time); with `known_at`: only what had been learned by then (transaction time).
+    Without `as_of`, superseded ones are left out: they are the past."""
+    qs = Relationship.objects.filter(Q(subject=entity) | Q(object=entity)).select_related("subject", "object")
+    statuses = [RelationshipStatus.ACTIVE]
+    if include_candidates:
+        statuses.append(RelationshipStatus.CANDIDATE)
+    if as_of is not None:
+        statuses.append(RelationshipStatus.SUPERSEDED)
+        qs = qs.filter(Q(valid_from__isnull=True) | Q(valid_from__lte=as_of)).filter(
+            Q(valid_to__isnull=True) | Q(valid_to__gt=as_of))
+    if known_at is not None:
+        qs = qs.filter(created_at__lte=known_at)
+    return list(qs.filter(status__in=statuses).order_by("predicate", "created_at", "id"))
+
+
+def relationship_get(*, workspace: Workspace, relationship_id: int) -> Relationship:
+    return Relationship.objects.select_related("subject", "object").get(workspace=workspace, pk=relationship_id)
+
+
+def link_suggestions(*, workspace: Workspace, status: str | None = "pending") -> QuerySet[LinkSuggestion]:
+    qs = LinkSuggestion.objects.filter(workspace=workspace).select_related("identity__entity", "entity")
+    if status:
+        qs = qs.filter(status=status)
+    return qs.order_by("-score", "id")
+
+
+def link_suggestion_get(*, workspace: Workspace, suggestion_id: int) -> LinkSuggestion:
+    return LinkSuggestion.objects.get(workspace=workspace, pk=suggestion_id)
+
+
+def merge_get(*, workspace: Workspace, merge_id: int) -> EntityMerge:
+    return EntityMerge.objects.get(workspace=workspace, pk=merge_id)
+
+
+def merges_of(*, entity: Entity) -> list[EntityMerge]:
+    return list(EntityMerge.objects.filter(Q(source=entity) | Q(target=entity)).order_by("-merged_at"))

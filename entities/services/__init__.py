@@ -1,0 +1,45 @@
+"""Writes for entities: each use case is atomic and audited (HOUSE_STYLE.md). Split by
+topic; import from here."""
+
+from entities.services.entities import entity_create, entity_update
+from entities.services.erasure import entity_erase, register_eraser
+from entities.services.identities import (
+    identities_resolve,
+    identity_link,
+    identity_unlink,
+    identity_verify,
+    link_suggestion_accept,
+    link_suggestion_reject,
+    link_suggestions_scan,
+)
+from entities.services.merging import entity_merge, entity_split, register_merge_mover
+from entities.services.profiles import (
+    profile_candidate_add,
+    profile_candidate_approve,
+    profile_candidate_reject,
+    profile_set,
+)
+from entities.services.relationships import relationship_add, relationship_set_status
+
+__all__ = [
+    "entity_create",
+    "entity_erase",
+    "entity_merge",
+    "entity_split",
+    "entity_update",
+    "identities_resolve",
+    "identity_link",
+    "identity_unlink",
+    "identity_verify",
+    "link_suggestion_accept",
+    "link_suggestion_reject",
+    "link_suggestions_scan",
+    "profile_candidate_add",
+    "profile_candidate_approve",
+    "profile_candidate_reject",
+    "profile_set",
+    "register_eraser",
+    "register_merge_mover",
+    "relationship_add",
+    "relationship_set_status",
+]

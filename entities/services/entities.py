@@ -1,0 +1,63 @@
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from core.models import Workspace
+from core.services import SYSTEM, Actor, audit_record
+from entities.kinds import all_kinds
+from entities.models import Entity, EntityStatus
+
+
+def _clean_aliases(aliases, name: str) -> list[str]:
+    seen, result = {name.casefold()}, []
+    for alias in aliases or []:
+        alias = str(alias).strip()
+        if alias and alias.casefold() not in seen:
+            seen.add(alias.casefold())
+            result.append(alias[:300])
+    return result
+
+
+@transaction.atomic
+def entity_create(*, workspace: Workspace, kind: str, name: str, actor: Actor = SYSTEM, aliases=None,
+                  description: str = "", status: str = EntityStatus.ACTIVE, confidence: float = 1.0) -> Entity:
+    name = name.strip()
+    if not name:
+        raise ValidationError({"name": "An entity needs a name."})
+    if kind not in all_kinds():
+        raise ValidationError({"kind": f"Unknown kind {kind!r}; known: {', '.join(all_kinds())}."})
+    if status not in EntityStatus.values:
+        raise ValidationError({"status": f"Unknown status {status!r}."})
+    if not 0 <= confidence <= 1:
+        raise ValidationError({"confidence": "Confidence lies between 0 and 1."})
+    entity = Entity.objects.create(workspace=workspace, kind=kind, name=name[:300], aliases=_clean_aliases(aliases, name),
+                                   description=description, status=status, confidence=confidence)
+    audit_record(workspace=workspace, actor=actor, verb="entity.create", target=entity, data={"kind": kind})
+    return entity
+
+
+@transaction.atomic
+def entity_update(*, entity: Entity, actor: Actor = SYSTEM, name: str | None = None, aliases=None,
+                  description: str | None = None) -> Entity:
+    entity = Entity.objects.select_for_update().get(pk=entity.pk)
+    changed = []
+    if name is not None:
+        name = name.strip()
+        if not name:
+            raise ValidationError({"name": "An entity needs a name."})
+        if name != entity.name:
+            entity.name, changed = name[:300], [*changed, "name"]
+    if aliases is not None:
+        cleaned = _clean_aliases(aliases, entity.name)
+        if cleaned != entity.aliases:
+            entity.aliases, changed = cleaned, [*changed, "aliases"]
+    if description is not None and description != entity.description:
+        entity.description, changed = description, [*changed, "description"]
+    if changed:
+        entity.updated_at = timezone.now()
+        entity.save(update_fields=[*changed, "updated_at"])
+        # The audit names the fields, not their content: erasure must be able to forget it.
+        audit_record(workspace=entity.workspace, actor=actor, verb="entity.update", target=entity, data={"fields": changed})
+    return entity

@@ -1,0 +1,107 @@
+"""Erasure of a person's data (DESIGN.md, privacy): the one audited path that may delete
+from the insert-only log. It removes the entity's interactions (and their embeddings and
+search vectors, which live in the same rows), its conversations and every summary that
+quoted it, its profile values, relationships, identities, evidence, link suggestions, a
+decision record, and whatever other apps register (memories, gap evidence). Quotes that
+other rows took from its messages are blanked; audit events about it lose their content.
+The answer is a receipt of counts per table; the audit log records the erasure with the
+counts only."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+
+from django.db import connection, transaction
+from django.db.models import Q
+
+from core.models import AuditEvent
+from core.services import SYSTEM, Actor, audit_record
+from entities.models import (
+    DecisionRecord,
+    DecisionThought,
+    Entity,
+    EntityEvidence,
+    EntityMerge,
+    Identity,
+    LinkSuggestion,
+    ProfileValue,
+    Relationship,
+)
+
+# name -> erase(entity, interaction_ids) -> rows removed; other apps register theirs.
+_erasers: dict[str, Callable[[Entity, list[int]], int]] = {}
+
+
+def register_eraser(name: str, erase: Callable[[Entity, list[int]], int]) -> None:
+    _erasers[name] = erase
+
+
+def _deleted(queryset) -> int:
+    return queryset.delete()[1].get(queryset.model._meta.label, 0)
+
+
+@transaction.atomic
+def entity_erase(*, entity: Entity, actor: Actor = SYSTEM) -> dict[str, int]:
+    from conversations.models import Conversation, ConversationSummary, Interaction, InteractionIndex
+    from conversations.services import conversations_recount
+
+    entity = Entity.objects.select_for_update().get(pk=entity.pk)
+    workspace = entity.workspace
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL mnemo.erasure = 'on'")
+    receipt: dict[str, int] = {}
+    interaction_ids = list(Interaction.objects.filter(entity=entity).values_list("pk", flat=True))
+    touched = set(Interaction.objects.filter(pk__in=interaction_ids).values_list("conversation_id", flat=True))
+    touched |= set(Conversation.objects.filter(entity=entity).values_list("pk", flat=True))
+
+    about = {  # audit targets that are the entity's own rows
+        "entities.identity": list(Identity.objects.filter(entity=entity).values_list("pk", flat=True)),
+        "entities.profilevalue": list(ProfileValue.objects.filter(entity=entity).values_list("pk", flat=True)),
+        "entities.relationship": list(Relationship.objects.filter(Q(subject=entity) | Q(object=entity)).values_list("pk", flat=True)),
+        "entities.entity": [entity.pk],
+    }
+
+    # Derived text that quotes the erased messages goes first.
+    quoting = Q(evidence_id__in=interaction_ids) & ~Q(entity=entity)
+    ProfileValue.objects.filter(quoting).update(quote="", evidence=None)
+    Relationship.objects.filter(evidence_id__in=interaction_ids).update(quote="", evidence=None)
+    for name, erase in _erasers.items():
+        receipt[name] = erase(entity, interaction_ids)
+    Conversation.objects.filter(pk__in=touched).update(current_summary=None)
+    # Version chains point backwards (PROTECT); unhook them before deleting the versions.
+    ConversationSummary.objects.filter(conversation_id__in=touched).update(supersedes=None)
+    ProfileValue.objects.filter(entity=entity).update(supersedes=None)
+    receipt["summaries"] = _deleted(ConversationSummary.objects.filter(conversation_id__in=touched))
+    receipt["interaction_embeddings"] = InteractionIndex.objects.filter(interaction_id__in=interaction_ids).count()
+    receipt["evidence"] = EntityEvidence.objects.filter(Q(entity=entity) | Q(interaction_id__in=interaction_ids)).count()
+    EntityEvidence.objects.filter(Q(entity=entity) | Q(interaction_id__in=interaction_ids)).delete()
+    receipt["interactions"] = _deleted(Interaction.objects.filter(pk__in=interaction_ids))
+    # Conversations left with other people's messages stay (re-counted, to be re-summarised);
+    # the entity's own conversations left empty go.
+    remaining = conversations_recount(conversation_ids=touched, without_entity=entity)
+    receipt["conversations"] = _deleted(Conversation.objects.filter(pk__in=touched).exclude(pk__in=remaining))
+    receipt["profile_values"] = _deleted(ProfileValue.objects.filter(entity=entity))
+    receipt["relationships"] = _deleted(Relationship.objects.filter(Q(subject=entity) | Q(object=entity)))
+    receipt["link_suggestions"] = _deleted(LinkSuggestion.objects.filter(Q(entity=entity) | Q(identity__entity=entity)))
+    receipt["identities"] = _deleted(Identity.objects.filter(entity=entity))
+    receipt["decision_thoughts"] = _deleted(DecisionThought.objects.filter(decision__entity=entity))
+    receipt["decisions"] = _deleted(DecisionRecord.objects.filter(entity=entity))
+    receipt["merges"] = _deleted(EntityMerge.objects.filter(Q(source=entity) | Q(target=entity)))
+    Entity.objects.filter(Q(merged_into=entity) | Q(supersedes=entity)).update(merged_into=None, supersedes=None)
+    entity_pk = entity.pk
+    receipt["entities"] = _deleted(Entity.objects.filter(pk=entity_pk))
+    # Earlier audit events about the entity keep what happened, not what it said or who it was.
+    erasure_id = uuid.uuid4().hex
+    mentions = Q()
+    for target_type, ids in about.items():
+        if ids:
+            mentions |= Q(target_type=target_type, target_id__in=[str(i) for i in ids])
+    for key in ("entity", "source", "target", "subject", "object"):
+        mentions |= Q(**{f"data__{key}": entity_pk})
+    receipt["audit_events_scrubbed"] = AuditEvent.objects.filter(workspace=workspace).filter(mentions).update(
+        target_id="", data={"erased": erasure_id}
+    )
+    audit_record(workspace=workspace, actor=actor, verb="entity.erase",
+                 data={"erasure": erasure_id, "receipt": receipt})
+    return receipt

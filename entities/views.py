@@ -1,0 +1,182 @@
+from django.contrib import messages
+from django.core.exceptions import ObjectDoesNotExist, ValidationError
+from django.core.paginator import Paginator
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from conversations.selectors import interaction_list
+from core.decorators import workspace_view
+from core.errors import Conflict
+from core.models import Role
+from core.services import Actor
+from entities import graph, selectors, services
+from entities.kinds import all_kinds
+
+PAGE_SIZE = 50
+
+
+def _entity_or_404(request, entity_id: int):
+    try:
+        return selectors.entity_get(workspace=request.workspace, entity_id=entity_id)
+    except ObjectDoesNotExist:
+        raise Http404("No such entity.")
+
+
+def _page_number(request) -> int:
+    try:
+        return max(1, int(request.GET.get("page", "1")))
+    except ValueError:
+        return 1
+
+
+@workspace_view()
+def entity_list(request):
+    q = request.GET.get("q", "").strip()[:200] or None
+    kind = request.GET.get("kind") or None
+    if kind not in {None, *all_kinds()}:
+        kind = None
+    qs = selectors.entity_list(workspace=request.workspace, q=q, kind=kind)
+    context = {"page": Paginator(qs, PAGE_SIZE).get_page(_page_number(request)), "q": q or "", "kind": kind,
+               "kinds": all_kinds()}
+    template = "entities/list.html#rows" if request.htmx else "entities/list.html"
+    return render(request, template, context)
+
+
+@workspace_view()
+def entity_detail(request, entity_id: int):
+    entity = _entity_or_404(request, entity_id)
+    relationships = selectors.relationships_for(entity=entity, include_candidates=True)
+    history = selectors.profile_history(entity=entity)
+    past = [r for r in _past_relationships(entity) if r not in relationships]
+    edges = [(r.object_id if r.subject_id == entity.pk else r.subject_id,
+              (r.object if r.subject_id == entity.pk else r.subject).name,
+              (r.object if r.subject_id == entity.pk else r.subject).kind,
+              r.predicate, r.subject_id == entity.pk, r.status != "superseded") for r in [*relationships, *past]]
+    context = {
+        "entity": entity,
+        "identities": selectors.identities_of(entity=entity),
+        "profile": selectors.profile_current(entity=entity),
+        "history": history,
+        "relationships": relationships,
+        "past_relationships": past,
+        "graph": graph.layout((entity.pk, entity.name, entity.kind), edges),
+        "recent": list(interaction_list(workspace=request.workspace, entity=entity.pk)[:20]),
+        "suggestions": [s for s in selectors.link_suggestions(workspace=request.workspace)
+                        if s.entity_id == entity.pk or s.identity.entity_id == entity.pk],
+        "merges": selectors.merges_of(entity=entity),
+        "can_review": request.membership.allows(Role.REVIEWER),
+        "can_erase": request.membership.allows(Role.ADMIN),
+    }
+    return render(request, "entities/detail.html", context)
+
+
+def _past_relationships(entity):
+    from django.db.models import Q
+
+    from entities.models import Relationship
+
+    return list(Relationship.objects.filter(Q(subject=entity) | Q(object=entity), status="superseded")
+                .select_related("subject", "object").order_by("-valid_to")[:20])
+
+
+def _act(request, entity_id: int, action, success: str):
+    """Run a write for the page and come back to it, with the outcome as a message."""
+    try:
+        action()
+        messages.success(request, success)
+    except (ValidationError, Conflict) as exc:
+        messages.error(request, "; ".join(exc.messages) if isinstance(exc, ValidationError) else exc.message)
+    return redirect("entity", slug=request.workspace.slug, entity_id=entity_id)
+
+
+@require_POST
+@workspace_view(Role.REVIEWER)
+def identity_add(request, entity_id: int):
+    entity = _entity_or_404(request, entity_id)
+    return _act(request, entity_id, lambda: services.identity_link(
+        entity=entity, channel=request.POST.get("channel", ""), channel_id=request.POST.get("channel_id", ""),
+        display_name=request.POST.get("display_name", ""), actor=Actor.for_user(request.user),
+    ), "Linked.")
+
+
+def _identity_of(request, entity_id: int, identity_id: int):
+    try:
+        identity = selectors.identity_get(workspace=request.workspace, identity_id=identity_id)
+    except ObjectDoesNotExist:
+        raise Http404("No such identity.")
+    if identity.entity_id != entity_id:
+        raise Http404("No such identity.")
+    return identity
+
+
+@require_POST
+@workspace_view(Role.REVIEWER)
+def identity_remove(request, entity_id: int, identity_id: int):
+    identity = _identity_of(request, entity_id, identity_id)
+    return _act(request, entity_id, lambda: services.identity_unlink(identity=identity, actor=Actor.for_user(request.user)),
+                "Unlinked.")
+
+
+@require_POST
+@workspace_view(Role.REVIEWER)
+def identity_confirm(request, entity_id: int, identity_id: int):
+    identity = _identity_of(request, entity_id, identity_id)
+    return _act(request, entity_id, lambda: services.identity_verify(identity=identity, actor=Actor.for_user(request.user)),
+                "Confirmed.")
+
+
+@require_POST
+@workspace_view(Role.REVIEWER)
+def merge(request, entity_id: int):
+    source = _entity_or_404(request, entity_id)
+    try:
+        target = _entity_or_404(request, int(request.POST.get("into", "0")))
+    except ValueError:
+        raise Http404("No such entity.")
+    try:
+        services.entity_merge(source=source, target=target, actor=Actor.for_user(request.user))
+    except (ValidationError, Conflict) as exc:
+        messages.error(request, "; ".join(exc.messages) if isinstance(exc, ValidationError) else exc.message)
+        return redirect("entity", slug=request.workspace.slug, entity_id=entity_id)
+    messages.success(request, f"Merged {source.name} into {target.name}. Split it from here to undo.")
+    return redirect("entity", slug=request.workspace.slug, entity_id=target.pk)
+
+
+@require_POST
+@workspace_view(Role.REVIEWER)
+def split(request, merge_id: int):
+    try:
+        record = selectors.merge_get(workspace=request.workspace, merge_id=merge_id)
+    except ObjectDoesNotExist:
+        raise Http404("No such merge.")
+    return _act(request, record.source_id, lambda: services.entity_split(merge=record, actor=Actor.for_user(request.user)),
+                "Split: everything the merge moved is back.")
+
+
+@require_POST
+@workspace_view(Role.REVIEWER)
+def suggestion_decide(request, suggestion_id: int, decision: str):
+    try:
+        suggestion = selectors.link_suggestion_get(workspace=request.workspace, suggestion_id=suggestion_id)
+    except ObjectDoesNotExist:
+        raise Http404("No such suggestion.")
+    if decision not in {"accept", "reject"}:
+        raise Http404("No such decision.")
+    act = services.link_suggestion_accept if decision == "accept" else services.link_suggestion_reject
+    return _act(request, suggestion.entity_id, lambda: act(suggestion=suggestion, actor=Actor.for_user(request.user)),
+                "Accepted: the two are merged." if decision == "accept" else "Rejected: it will not be proposed again.")
+
+
+@require_POST
+@workspace_view(Role.ADMIN)
+def erase(request, entity_id: int):
+    entity = _entity_or_404(request, entity_id)
+    # The confirmation is typing the name: a slip of the mouse cannot erase anyone.
+    if request.POST.get("confirm_name", "").strip() != entity.name:
+        messages.error(request, "Type the entity's exact name to confirm the erasure.")
+        return redirect("entity", slug=request.workspace.slug, entity_id=entity_id)
+    receipt = services.entity_erase(entity=entity, actor=Actor.for_user(request.user))
+    removed = ", ".join(f"{count} {table.replace('_', ' ')}" for table, count in receipt.items() if count)
+    messages.success(request, f"Erased. Removed: {removed}.")
+    return redirect("entities", slug=request.workspace.slug)
