@@ -359,8 +359,22 @@ def interactions_index(*, interaction_ids: list[int], batch_size: int = PROCESS_
              for (pk, ws, _), vector in zip(rows, vectors)],
             ignore_conflicts=True,
         )
+        if _processors:
+            interactions = list(Interaction.objects.filter(pk__in=claimed).select_related("entity").order_by("id"))
+            for processor in _processors.values():
+                processor(interactions)
         InteractionBacklog.objects.filter(interaction_id__in=claimed).delete()
     return len(rows)
+
+
+# name -> processor(interactions): what other apps derive from new interactions (entity,
+# profile and relationship candidates; memories later). They run in the claiming
+# transaction, so a failure leaves the interactions waiting for the retry.
+_processors: dict = {}
+
+
+def register_processor(name: str, processor) -> None:
+    _processors[name] = processor
 
 
 # --- conversation lifecycle -------------------------------------------------------------------

@@ -1,8 +1,6 @@
 """Decision memory over the API (seed 003): record a decision and see how similar ones
 went, add deliberation, review the outcome once, and read the calibration report."""
 
-from __future__ import annotations
-
 from datetime import datetime
 from typing import Literal
 

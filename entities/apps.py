@@ -6,8 +6,11 @@ class EntitiesConfig(AppConfig):
     name = "entities"
 
     def ready(self) -> None:
+        from conversations.services import register_processor
         from core import registry
         from entities.models import Entity, LinkSuggestion
+        from entities.services.extracting import interactions_extract
 
+        register_processor("entities", interactions_extract)
         registry.register_count("Entities", lambda ws: Entity.objects.filter(workspace=ws, merged_into__isnull=True).count())
         registry.register_count("Link suggestions", lambda ws: LinkSuggestion.objects.filter(workspace=ws, status="pending").count())

@@ -72,7 +72,8 @@ def decision_record_outcome(*, decision: DecisionRecord, outcome: str, result: s
     """Review how a decision turned out, once: a second review would rewrite the history
     that calibration is computed from."""
     if outcome not in DecisionOutcome.values:
-        raise ValidationError({"outcome": f"Unknown outcome {outcome!r}; expected one of {', '.join(DecisionOutcome.values)}."})
+        expected = ", ".join(DecisionOutcome.values)
+        raise ValidationError({"outcome": f"Unknown outcome {outcome!r}; expected one of {expected}."})
     decision = DecisionRecord.objects.select_for_update().get(pk=decision.pk)
     if decision.outcome:
         raise Conflict(f"This decision's outcome is already recorded as {decision.outcome!r}.",
@@ -100,19 +101,21 @@ def decision_get(*, workspace: Workspace, decision_id: int) -> DecisionRecord:
     return DecisionRecord.objects.get(workspace=workspace, pk=decision_id)
 
 
-def decision_thoughts(*, decision: DecisionRecord) -> list[DecisionThought]:
-    return list(decision.thoughts.order_by("created_at", "id"))
-
-
 def decision_similar(*, decision: DecisionRecord, limit: int = SIMILAR_LIMIT) -> list[DecisionRecord]:
     """The workspace's other decisions nearest in meaning, reviewed or not, each annotated
-    with `similarity` (1 - cosine distance), most similar first."""
-    similarity = ExpressionWrapper(Value(1.0) - CosineDistance("embedding", decision.embedding), output_field=FloatField())
+    with `similarity` (1 - cosine distance), most similar first.
+
+    Ordered by the similarity expression rather than the bare distance operator, so the
+    search is exact instead of going through the HNSW index, which applies the workspace
+    filter only after picking its candidates and could answer fewer than `limit`."""
+    similarity = ExpressionWrapper(Value(1.0) - CosineDistance("embedding", decision.embedding),
+                                   output_field=FloatField())
     return list(DecisionRecord.objects.filter(workspace_id=decision.workspace_id).exclude(pk=decision.pk)
                 .annotate(similarity=similarity).order_by("-similarity", "-created_at")[:limit])
 
 
 def decision_calibration(*, workspace: Workspace, bins: int = 5) -> dict:
     """Stated confidence against outcomes, over the workspace's reviewed decisions."""
-    pairs = DecisionRecord.objects.filter(workspace=workspace).exclude(outcome="").values_list("stated_confidence", "outcome")
+    pairs = (DecisionRecord.objects.filter(workspace=workspace).exclude(outcome="")
+             .values_list("stated_confidence", "outcome"))
     return calibration(list(pairs), bins=bins)

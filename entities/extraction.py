@@ -22,6 +22,8 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
+from entities.kinds import PREDICATES  # a pure module too: no Django
+
 PROFILE_KEYS = (
     "email",
     "name",
@@ -35,22 +37,7 @@ PROFILE_KEYS = (
     "phone",
 )
 
-# predicate -> (description, functional). Functional: a subject has one object at a time,
-# so a new one supersedes the current one instead of being added next to it.
-PREDICATES: dict[str, tuple[str, bool]] = {
-    "works_at": ("The subject is employed by the object organisation.", True),
-    "knows": ("The subject knows the object person (a friend, colleague, partner).", False),
-    "family_of": ("The object is a member of the subject's family.", False),
-    "part_of": ("The subject is a part of the object (a component of a subsystem).", True),
-    "depends_on": ("The subject needs the object to work.", False),
-    "satisfies": ("The subject meets the object requirement.", False),
-    "constrains": ("The subject limits what the object may be or do.", False),
-    "decided_in": ("The subject decision was made in the object meeting or discussion.", True),
-    "lives_in": ("The subject lives in the object place.", True),
-    "member_of": ("The subject belongs to the object team, group or club.", False),
-    "manages": ("The subject manages the object person or team.", False),
-    "reports_to": ("The subject's manager is the object person.", True),
-}
+# The predicate registry (name -> (description, functional)) lives in entities.kinds.
 
 
 @dataclass(frozen=True)
@@ -109,7 +96,7 @@ _NOT_PERSON = _FUNCTION_WORDS | _WEEKDAYS | _NON_NAME_MONTHS | {"The"}
 _NOT_ORGANISATION = _FUNCTION_WORDS | _WEEKDAYS | _MONTHS
 # Software, platforms and services: "I moved to Linux" is not a move house, "I joined
 # Discord" is not a new job.
-_NOT_PLACES = frozenset(
+_SOFTWARE = frozenset(
     """Linux Windows Mac macOS MacOS OSX Python Java JavaScript TypeScript Rust Go Golang Ruby Kotlin
     Swift Postgres PostgreSQL MySQL SQLite Mongo MongoDB Redis React Vue Angular Svelte Django Flask
     Rails AWS Azure GCP Kubernetes Docker GitHub GitLab Bitbucket Slack Teams Zoom Notion Obsidian
@@ -118,7 +105,6 @@ _NOT_PLACES = frozenset(
     YouTube Twitch Gmail Outlook WhatsApp Telegram Signal Snapchat Pinterest Tumblr Patreon Threads
     Strava Duolingo Netflix Hulu""".split()
 )
-_PLATFORMS = _NOT_PLACES
 
 
 def _plain(word: str) -> str:
@@ -195,19 +181,27 @@ def _person_at(text: str, pos: int) -> tuple[int, int] | None:
     return (name.start, end) if end > name.start else None
 
 
+_POSSESSED = re.compile(
+    r"[ \t]+(?!(?:and|or|but|so|in|on|at|for|with|as|since|until|now|then|where|which|who|because)\b)[^\W\d_]", _I
+)
+
+
 def _organisation_at(text: str, pos: int, *, max_words: int = 6) -> tuple[int, int] | None:
     """An organisation or place at `pos`. A possessive that modifies what follows ("Acme's
     running club") names something else; one that ends the phrase ("McDonald's.") is kept."""
     name = _name_at(text, pos, person=False, max_words=max_words)
     if name is None:
         return None
-    if name.possessive and re.match(r"[ \t]+[^\W\d_]", text[name.end :]):
+    if name.possessive and _POSSESSED.match(text, name.end):
         return None
     return name.start, name.end
 
 
+_ARTICLE = re.compile(r"the[ \t]+")  # lowercase: "The Hague" keeps its article
+
+
 def _skip_article(text: str, pos: int) -> int:
-    article = re.compile(r"the[ \t]+").match(text, pos)
+    article = _ARTICLE.match(text, pos)
     return article.end() if article else pos
 
 
@@ -218,7 +212,7 @@ def _skip_article(text: str, pos: int) -> int:
 _HYPOTHETICAL_BEFORE = re.compile(
     r"\b(?:if|when|whenever|once|until|unless|whether|wish|hope|imagine|pretend|suppose|dream|"
     r"dreamed|dreamt|as\s+if|as\s+though|like|thinks?|thought|believes?|believed|assumes?|"
-    r"assumed|says?|said)(?:[ \t]+that)?[ \t,]*$",
+    r"assumed|says?|said)(?:[ \t]+that)?[ \t]*$",
     _I,
 )
 _NOW_AFTER = re.compile(r"[ \t]*,?[ \t]*(?<!right )now\b", _I)
@@ -280,7 +274,7 @@ _EMAIL_CUES = (
     (re.compile(rf"\bmy(?:{_SP}(?:work|personal|new|main|private|business))?{_SP}e-?mail(?:{_SP}address)?{_SP}is{_SP}(?P<value>{_EMAIL})", _I), "stated", 0.95),
     (re.compile(rf"\b(?:e-?mail|reach|contact|find|ping|write\s+to)\s+me\s+(?:at|on|via)\s+(?P<value>{_EMAIL})", _I), "reach_me", 0.9),
 )
-_PHONE = r"\+?[0-9](?:[0-9 ().\-]{5,22})[0-9](?![\w])"
+_PHONE = r"\+?\(?[0-9](?:[0-9 ().\-]{5,22})[0-9](?![\w])"
 _PHONE_CUES = (
     (re.compile(rf"\bmy(?:{_SP}(?:work|personal|new|mobile|cell|home))?{_SP}(?:phone(?:{_SP}number)?|number|mobile|cell|cell{_SP}phone){_SP}is{_SP}(?P<value>{_PHONE})", _I), "stated", 0.9),
     (re.compile(rf"\b(?:call|text|reach|ring|contact)\s+me\s+(?:at|on)\s+(?P<value>{_PHONE})", _I), "call_me", 0.85),
@@ -337,7 +331,7 @@ _ROLE_MODIFIERS = r"""senior junior lead principal staff chief head assistant as
     undergrad college university medical nursing law mechanical electrical civil chemical
     biomedical aerospace structural environmental clinical mental-health marriage guidance career
     financial sales marketing hr it content technical pediatric paediatric er icu emergency
-    general""".split()
+    general python java javascript typescript ruby php ios android react""".split()
 _ROLE_HEADS = r"""software\s+engineer social\s+worker police\s+officer real\s+estate\s+agent
     flight\s+attendant nurse\s+practitioner personal\s+trainer product\s+owner scrum\s+master
     site\s+reliability\s+engineer engineer developer programmer designer manager teacher nurse
@@ -354,21 +348,29 @@ _SENIOR = frozenset({"senior", "lead", "principal", "staff"})
 _ROLE = rf"(?P<role>(?:(?:{'|'.join(_ROLE_MODIFIERS)}){_SP}){{0,3}}(?:{'|'.join(_ROLE_HEADS)}))"
 _ROLE_END = (
     r"(?=[ \t]*(?:$|[.,;:!?)\]\n—–]|-[ \t])"
-    r"|[ \t]+(?:at|for|in|with|and|but|who|by|from|so|now|too|here|there|myself|on|based|since)\b)"
+    r"|[ \t]+(?:at|for|in|with|and|but|who|by|from|so|now|too|here|there|myself|on|based|since)\b"
+    r"|[ \t]+of[ \t]+(?-i:[A-Z]))"  # "the founder of Acme", not "a student of life"
 )
 _AT_ORGANISATION = re.compile(r"[ \t]+(?:at|for)[ \t]+", _I)
+_OF_ORGANISATION = re.compile(r"[ \t]+(?:at|for|of)[ \t]+", _I)  # "the founder of Acme"
+_LEADERS = frozenset({"founder", "co-founder", "cofounder", "ceo", "cto", "cfo", "coo"})
 _ROLE_CUES = (
-    (re.compile(rf"{_IM}(?:{_SP}(?:now|currently|also|actually))?{_SP}an?{_SP}{_ROLE}{_ROLE_END}", _I), "im_a", 0.8),
+    (re.compile(rf"{_IM}(?:{_SP}(?:now|currently|also|actually))?{_SP}(?:an?|the){_SP}{_ROLE}{_ROLE_END}", _I), "im_a", 0.8),
     (re.compile(rf"\bI(?:{_SP}(?:now|currently|also|actually))?{_SP}work{_SP}as{_SP}an?{_SP}{_ROLE}{_ROLE_END}", _I), "work_as", 0.85),
     (re.compile(rf"{_IM}{_SP}working{_SP}as{_SP}an?{_SP}{_ROLE}{_ROLE_END}", _I), "work_as", 0.85),
 )
 
 
+_PROPER_MODIFIERS = {w.lower(): w for w in "Python Java JavaScript TypeScript Ruby PHP iOS Android React English".split()}
+
+
 def _role_value(phrase: str) -> str:
-    """"Senior Software Engineer" -> "senior software engineer"; acronyms keep their case
-    ("UX designer", "PhD student", "CEO")."""
+    """"Senior Software Engineer" -> "senior software engineer"; acronyms and names keep
+    their case ("UX designer", "CEO", "Python developer")."""
     words = phrase.split()
-    return " ".join(w if len(w) > 1 and any(c.isupper() for c in w[1:]) else w.lower() for w in words)
+    return " ".join(
+        _PROPER_MODIFIERS.get(w.lower()) or (w if len(w) > 1 and any(c.isupper() for c in w[1:]) else w.lower()) for w in words
+    )
 
 
 def _roles(text: str) -> Iterator[Candidate]:
@@ -377,7 +379,7 @@ def _roles(text: str) -> Iterator[Candidate]:
             role = _role_value(m.group("role"))
             words = role.lower().split()
             employer = None
-            at = _AT_ORGANISATION.match(text, m.end())
+            at = (_OF_ORGANISATION if words[-1] in _LEADERS else _AT_ORGANISATION).match(text, m.end())
             if at:
                 employer = _organisation_at(text, _skip_article(text, at.end()))
             end = employer[1] if employer else m.end()
@@ -437,12 +439,20 @@ _GROUP = re.compile(rf"(?P<words>(?:[^\W\d_][\w'’\-]*{_SP}){{1,3}}?)(?P<noun>{
 _GROUP_NOUN_ONLY = re.compile(rf"(?:{'|'.join(_GROUP_NOUNS)})\b", _I)
 
 
+def _described_group(text: str, pos: int) -> tuple[int, int] | None:
+    """"platform team", "chess club": words that say which group. "same team" does not."""
+    group = _GROUP.match(text, pos)
+    if group and not ({w.lower() for w in group.group("words").split()} & _NOT_GROUP_WORDS):
+        return group.span()
+    return None
+
+
 def _group_at(text: str, pos: int) -> tuple[int, int] | None:
     """"the platform team", "the Sierra Club", "the chess club" (after its "the"): a named
     or described group. "the team" alone names nothing."""
-    group = _GROUP.match(text, pos)
-    if group and not ({w.lower() for w in group.group("words").split()} & _NOT_GROUP_WORDS):
-        return group.start(), group.end()
+    described = _described_group(text, pos)
+    if described:
+        return described
     name = _organisation_at(text, pos)
     if name and not _GROUP_NOUN_ONLY.fullmatch(text[name[0] : name[1]]):
         return name
@@ -459,16 +469,14 @@ _MEMBER_CUES = (
 def _memberships(text: str) -> Iterator[Candidate]:
     for pattern, rule, confidence in _MEMBER_CUES:
         for m in _matches(pattern, text):
-            after = m.end()
-            article = re.compile(r"the[ \t]+").match(text, after)
+            article = _ARTICLE.match(text, m.end())
             if rule == "joined":
                 yield from _joined(text, m, article)
                 continue
-            if rule == "on_the":
-                group = _GROUP.match(text, after)  # "I'm on the phone" is not a team
-                span = group.span() if group and not ({w.lower() for w in group.group("words").split()} & _NOT_GROUP_WORDS) else None
+            if rule == "on_the":  # "I'm on the phone" is not a team, nor is "I'm on the Rhine"
+                span = _described_group(text, m.end())
             else:
-                span = _group_at(text, article.end() if article else after)
+                span = _group_at(text, article.end() if article else m.end())
             if span:
                 end = _trailing_now(text, span[1])
                 yield _relation(text, "member_of", span, "organisation", m.start(), end, rule, confidence, _change_hint(text, m.start(), span, end))
@@ -484,7 +492,7 @@ def _joined(text: str, m: re.Match[str], article: re.Match[str] | None) -> Itera
             yield _relation(text, "member_of", group, "organisation", m.start(), end, "joined", 0.8, "now")
         return
     name = _organisation_at(text, m.end())
-    if name is None or _plain(text[name[0] : name[1]].split()[0]) in _PLATFORMS:
+    if name is None or _plain(text[name[0] : name[1]].split()[0]) in _SOFTWARE:
         return
     last_word = text[name[0] : name[1]].split()[-1]
     if _GROUP_NOUN_ONLY.fullmatch(last_word):
@@ -498,18 +506,18 @@ _MANAGES_CUES = (
     (re.compile(rf"\bI(?:{_SP}(?:now|currently|also))?{_SP}(?:lead|run){_SP}", _I), "lead", 0.75),
     (re.compile(rf"{_IM}(?:{_SP}(?:now|currently|also))?{_SP}managing{_SP}", _I), "manage", 0.8),
 )
-_REPORTS_TO_ME = re.compile(rf"{_SP}(?:now{_SP})?reports?{_SP}(?:directly{_SP})?to{_SP}me\b", _I)
+_REPORTS_TO_ME = re.compile(rf"(?<![ \t]){_SP}(?:now{_SP})?reports?{_SP}(?:directly{_SP})?to{_SP}me\b", _I)
 
 
 def _managing(text: str) -> Iterator[Candidate]:
     for pattern, rule, confidence in _MANAGES_CUES:
         for m in _matches(pattern, text):
-            article = re.compile(r"the[ \t]+").match(text, m.end())
+            article = _ARTICLE.match(text, m.end())
             if article:
-                group = _GROUP.match(text, article.end())
-                if not group or {w.lower() for w in group.group("words").split()} & _NOT_GROUP_WORDS:
+                group = _described_group(text, article.end())
+                if group is None:
                     continue
-                span, kind = group.span(), "organisation"
+                span, kind = group, "organisation"
             elif rule == "manage":  # "I lead Jane" is not English; "I manage Jane" is
                 person = _person_at(text, m.end())
                 if person is None:
@@ -542,9 +550,12 @@ _ACQUAINTANCES = r"""best\s+friend friend colleague co-?worker teammate classmat
     housemate neighbou?r mentor buddy pal boyfriend girlfriend partner fianc[eé]e? bff""".split()
 _BOSSES = r"(?:boss|manager|supervisor|line\s+manager|team\s+lead)"
 _PERSON_ADJECTIVES = r"(?:(?:best|close|good|old|older|oldest|elder|eldest|younger|youngest|little|big|baby|twin|new|dear|dearest|[0-9]{1,2}[- ]year[- ]old)[ \t]+){0,2}"
+# "my sister Jane", "my sister's name is Jane", and "my dad, Bruno, …" with both commas:
+# "thanks, my friend, Jon!" has one and is Jon being addressed, not introduced.
+_NAMED = rf"(?:{_SP}is{_SP}(?:named|called)|['’]s{_SP}name{_SP}is)?(?:{_SP}|(?P<comma>,){_SP})"
 _PEOPLE_CUES = (
-    (re.compile(rf"\bmy{_SP}{_PERSON_ADJECTIVES}(?:{'|'.join(_KIN)}){_SP}(?:(?:is{_SP}(?:named|called)|['’]s{_SP}name{_SP}is){_SP})?", _I), "family_of", "person", "my_kin", 0.85),
-    (re.compile(rf"\bmy{_SP}{_PERSON_ADJECTIVES}(?:{'|'.join(_ACQUAINTANCES)}){_SP}(?:(?:is{_SP}(?:named|called)|['’]s{_SP}name{_SP}is){_SP})?", _I), "knows", "person", "my_acquaintance", 0.8),
+    (re.compile(rf"\bmy{_SP}{_PERSON_ADJECTIVES}(?:{'|'.join(_KIN)}){_NAMED}", _I), "family_of", "person", "my_kin", 0.85),
+    (re.compile(rf"\bmy{_SP}{_PERSON_ADJECTIVES}(?:{'|'.join(_ACQUAINTANCES)}){_NAMED}", _I), "knows", "person", "my_acquaintance", 0.8),
     (re.compile(rf"\bmy{_SP}(?:(?:new|current|direct){_SP})?{_BOSSES}{_SP}(?:is{_SP})?", _I), "reports_to", "person", "my_boss", 0.85),
     (re.compile(rf"\bI(?:{_SP}(?:now|currently|directly))?{_SP}report{_SP}(?:directly{_SP})?to{_SP}", _I), "reports_to", "person", "report_to", 0.85),
 )
@@ -555,7 +566,7 @@ def _people(text: str) -> Iterator[Candidate]:
         # No hypothetical guard: "if my sister Jane comes" still says Jane is a sister.
         for m in pattern.finditer(text):
             person = _person_at(text, m.end())
-            if person is None:
+            if person is None or (m.groupdict().get("comma") and not text.startswith(",", person[1])):
                 continue
             end = _trailing_now(text, person[1])
             yield _relation(text, predicate, person, kind, m.start(), end, rule, confidence, _change_hint(text, m.start(), person, end))
@@ -566,7 +577,7 @@ def _people(text: str) -> Iterator[Candidate]:
 _LOCATION_CUES = (
     (re.compile(rf"\bI(?:{_SP}(?:now|currently|still|also|actually))?{_SP}live{_SP}in{_SP}", _I), "live_in", 0.9),
     (re.compile(rf"(?:{_IM}(?:{_SP}(?:now|currently))?|\bI(?:['’]ve|{_SP}have){_SP}been){_SP}living{_SP}in{_SP}", _I), "living_in", 0.85),
-    (re.compile(rf"{_IM}(?:{_SP}(?:now|currently))?{_SP}based{_SP}(?:in|out{_SP}of){_SP}", _I), "based_in", 0.85),
+    (re.compile(rf"{_IM}(?:{_SP}(?:now|currently))?{_SP}(?:based|located){_SP}(?:in|out{_SP}of){_SP}", _I), "based_in", 0.85),
     (re.compile(rf"\bI(?:['’]ve|{_SP}have)?(?:{_SP}(?:just|recently|finally))?{_SP}(?:moved|relocated){_SP}(?:back{_SP})?to{_SP}", _I), "moved_to", 0.8),
     (re.compile(rf"{_IM}{_SP}now{_SP}in{_SP}", _I), "now_in", 0.65),
     (re.compile(rf"{_IM}{_SP}in{_SP}", _I), "in_now", 0.65),
@@ -582,7 +593,7 @@ def _locations(text: str) -> Iterator[Candidate]:
     for pattern, rule, confidence in _LOCATION_CUES:
         for m in _matches(pattern, text):
             place = _organisation_at(text, _skip_article(text, m.end()), max_words=4)
-            if place is None or _plain(text[place[0] : place[1]].split()[0]) in _NOT_PLACES:
+            if place is None or _plain(text[place[0] : place[1]].split()[0]) in _SOFTWARE:
                 continue
             if _TIME_AFTER.match(text, place[1]):  # "I'm in Pacific time" is a timezone
                 continue
@@ -634,7 +645,7 @@ _TIMEZONE_CUES = (
 )
 
 
-def _zone_value(m: re.Match[str], *, min_abbreviation: int) -> tuple[str, bool] | None:
+def _zone_value(m: re.Match[str], *, stated: bool) -> tuple[str, bool] | None:
     """The normalised zone and whether it is ambiguous, or None if the words name no zone."""
     group = m.groupdict()
     if group.get("word"):
@@ -650,8 +661,10 @@ def _zone_value(m: re.Match[str], *, min_abbreviation: int) -> tuple[str, bool] 
             return None
         return f"UTC{sign}{hours:02d}:{minutes:02d}", False
     abbreviation = group["abbr"]
-    # "I'm in it" is a word, not a zone; "I'm in CT" is Connecticut, not Central Time.
-    if not abbreviation.isupper() or len(abbreviation) < min_abbreviation:
+    if stated:  # after "my timezone is", "est" can only be a zone
+        abbreviation = abbreviation.upper()
+    # Otherwise "I'm in it" is a word and "I'm in CT" is Connecticut, not Central Time.
+    elif not abbreviation.isupper() or len(abbreviation) < 3:
         return None
     if abbreviation in _AMBIGUOUS_ABBREVIATIONS:
         return abbreviation, True
@@ -663,7 +676,7 @@ def _zone_value(m: re.Match[str], *, min_abbreviation: int) -> tuple[str, bool] 
 def _timezones(text: str) -> Iterator[Candidate]:
     for pattern, rule, confidence in _TIMEZONE_CUES:
         for m in _matches(pattern, text):
-            zone = _zone_value(m, min_abbreviation=2 if rule == "stated" else 3)
+            zone = _zone_value(m, stated=rule == "stated")
             if zone is None:
                 continue
             value, ambiguous = zone
@@ -705,8 +718,7 @@ _TECH = (
     r"(?:programming|coding|code|computers?|tech|technology|software|python|javascript|typescript|"
     r"java|rust|golang|c\+\+|c#|sql|databases?|linux|(?:the{_SP})?command{_SP}line|(?:the{_SP})?terminal|"
     r"git|github|docker|kubernetes|django|react|html|css|web{_SP}development|machine{_SP}learning|"
-    r"ml|ai|data{_SP}science|excel|spreadsheets|apis?|(?:the{_SP})?cloud|aws|devops|networking|"
-    r"this{_SP}stuff|all{_SP}this)(?!\w)"
+    r"ml|ai|data{_SP}science|excel|spreadsheets|apis?|(?:the{_SP})?cloud|aws|devops|networking)(?!\w)"
 ).replace("{_SP}", _SP)
 _LEVEL_CUES = (
     ("beginner", "not_technical", 0.85, rf"{_IM}{_SP}not(?:{_SP}(?:very|that|really|super|particularly|at{_SP}all))?{_SP}(?:technical|tech-?savvy|tech{_SP}savvy|techy)\b"),

@@ -19,6 +19,7 @@ WHAT_KINDS: dict[str, str] = {
     "decision": "A choice that was made, with its reasons.",
     "fact": "A structured fact worth its own page.",
     "parameter": "A named value with a unit.",
+    "place": "A city, country or other location.",
 }
 
 
@@ -48,7 +49,7 @@ PREDICATES: dict[str, tuple[str, bool]] = {
     "depends_on": ("needs another thing to work", False),
     "satisfies": ("meets a requirement", False),
     "constrains": ("limits another thing", False),
-    "decided_in": ("was decided in a decision or conversation", False),
+    "decided_in": ("was decided in a meeting or conversation", True),
 }
 
 

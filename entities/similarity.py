@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 # Scores at or above this are put in front of a person. 0.5 = "more likely than not": below
 # it most suggestions would be rejected, and a queue of mostly-wrong suggestions teaches
@@ -80,16 +80,16 @@ _LETTER_RUNS = re.compile(r"[^\W\d_]+")
 
 @dataclass(frozen=True)
 class Handle:
-    channel: str
-    channel_id: str
-    display_name: str
-    entity_name: str
+    channel: str  # "email", "slack", "matrix", "cli", "chat", …
+    channel_id: str  # the handle there: "ada@example.com", "U024BE7LH", "@ada:matrix.org"
+    display_name: str  # may be ""
+    entity_name: str  # the name of the entity it belongs to now (may equal display_name)
 
 
 @dataclass(frozen=True)
 class LinkScore:
-    score: float
-    reasons: list[str] = field(default_factory=list)
+    score: float  # 0..1; at or above SUGGEST_THRESHOLD, worth a person's review
+    reasons: list[str]  # readable, for the reviewer: email, then names, co-occurrence, damping
 
 
 def normalise_name(name: str) -> str:
@@ -336,14 +336,16 @@ def _match(a: list[str], b: list[str]) -> _Match:
 
 
 def _split_into(word: str, pool: list[str]) -> list[tuple[str, bool]]:
-    """The best way to spell `word` as 2+ words of `pool` or their initials, each used once
-    ("alovelace" from ["ada", "lovelace"] -> [("ada", False), ("lovelace", True)]), or []."""
+    """The best way to spell `word` as 2+ words of `pool` or their initials, at least one
+    word whole, each used once ("alovelace" from ["ada", "lovelace"] -> [("ada", False),
+    ("lovelace", True)]), or []."""
     best: tuple[tuple[int, int], list[tuple[str, bool]]] | None = None
 
     def walk(pos: int, remaining: list[str], parts: list[tuple[str, bool]]) -> None:
         nonlocal best
         if pos == len(word):
-            if len(parts) >= 2:
+            # Initials alone ("ab" for "Ada Bloggs") are an abbreviation, not a name.
+            if len(parts) >= 2 and any(is_whole for _, is_whole in parts):
                 key = (sum(len(p) for p, is_whole in parts if is_whole), -len(parts))
                 if best is None or key > best[0]:
                     best = (key, list(parts))
@@ -364,8 +366,11 @@ def _split_into(word: str, pool: list[str]) -> list[tuple[str, bool]]:
 
 
 def _strength(match: _Match, conflict_factor: float) -> float:
-    words = len(match.whole) + 0.5 * match.initials
-    letters = sum(min(len(x), len(y)) for x, y, _ in match.whole) + match.initials
+    # An initial firms up a whole word ("A. Lovelace"); a row of initials ("A. B. C.") says
+    # little, so no more initials count than whole words (or one).
+    initials = min(match.initials, max(len(match.whole), 1))
+    words = len(match.whole) + 0.5 * initials
+    letters = sum(min(len(x), len(y)) for x, y, _ in match.whole) + initials
     strength = _interpolate(words) * min(1.0, 0.5 + letters / _FULL_STRENGTH_LETTERS)
     for _, _, quality in match.whole:
         strength *= quality

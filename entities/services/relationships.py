@@ -77,7 +77,9 @@ def relationship_set_status(*, relationship: Relationship, status: str, actor: A
     """Approve a candidate (→ active, superseding a contradiction) or mark one invalid."""
     rel = Relationship.objects.select_for_update().select_related("subject").get(pk=relationship.pk)
     allowed = {RelationshipStatus.CANDIDATE: {RelationshipStatus.ACTIVE, RelationshipStatus.INVALID},
-               RelationshipStatus.ACTIVE: {RelationshipStatus.INVALID}}
+               RelationshipStatus.ACTIVE: {RelationshipStatus.INVALID},
+               # It may turn out never to have been true, even if it was later superseded.
+               RelationshipStatus.SUPERSEDED: {RelationshipStatus.INVALID}}
     if status not in allowed.get(rel.status, set()):
         raise Conflict(f"A {rel.status} relationship cannot become {status}.")
     rel.status, rel.updated_at = status, timezone.now()

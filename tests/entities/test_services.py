@@ -301,3 +301,23 @@ def selectors_fts(workspace, word: str) -> int:
     from conversations.selectors import interaction_list
 
     return interaction_list(workspace=workspace, q=word).count()
+
+
+# --- extraction during background processing ------------------------------------------------------
+
+def test_processing_turns_keyed_facts_into_candidates_for_review(workspace):
+    result = log(workspace, "slack", "U1", "Ada Lovelace",
+                 "Quick update: I work at Acme Corp now. My email is ada@example.com", T0)
+    ada = Entity.objects.get(pk=result.entity_id)
+    conversation_services.interactions_index(interaction_ids=[result.id])
+    values = {(v.key, v.value): v for v in ProfileValue.objects.filter(entity=ada)}
+    assert ("email", "ada@example.com") in values and values[("email", "ada@example.com")].status == "candidate"
+    assert values[("email", "ada@example.com")].evidence_id == result.id
+    assert values[("email", "ada@example.com")].source.startswith("rule:")
+    assert selectors.profile_current(entity=ada) == []  # nothing current until a person approves
+    rel = Relationship.objects.get(subject=ada, predicate="works_at")
+    assert rel.status == "candidate" and rel.object.name == "Acme Corp" and rel.object.status == "candidate"
+    assert EntityEvidence.objects.filter(entity=rel.object, interaction_id=result.id).exists()
+    # Processing the same interaction again proposes nothing twice.
+    conversation_services.interactions_index(interaction_ids=[result.id])
+    assert ProfileValue.objects.filter(entity=ada).count() == len(values)

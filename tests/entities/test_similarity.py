@@ -119,6 +119,10 @@ def test_people_sharing_a_common_first_name_are_not_suggested():
     assert score(slack("Alex Morgan"), email("alex.chen@example.com")) < SUGGEST_THRESHOLD
 
 
+def test_a_row_of_initials_is_not_suggested():
+    assert score(slack("A. L."), email("ada@example.com", "Ada Lovelace")) < SUGGEST_THRESHOLD
+
+
 def test_opaque_ids_without_names_give_no_evidence():
     link = score_link(slack(""), Handle("telegram", "123456789", "", ""))
     assert link.score == 0.0
