@@ -40,7 +40,8 @@ class Mnemo:
 
 @contextmanager
 def launched(env_extra: dict[str, str] | None = None, timeout: float = 120):
-    """A running Mnemo for the duration of the block."""
+    """A running Mnemo for the duration of the block (stopped on exit, also on SIGTERM)."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     with tempfile.TemporaryDirectory(prefix="mnemo-bench-") as tmp:
         var_dir = Path(tmp) / "var"
         port = free_port()

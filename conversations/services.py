@@ -9,8 +9,10 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import threading
+import time
 from dataclasses import asdict, dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
@@ -318,11 +320,27 @@ def interactions_log(
     return final
 
 
+_next_task_at = 0.0  # when the last processing task this process enqueued will run
+_enqueue_lock = threading.Lock()
+
+
 def _enqueue_processing(ids: list[int]) -> None:
+    """Called after commit. A task starts MNEMO_PROCESS_DELAY_SECONDS later and claims
+    everything waiting (not just `ids`), so while a task this process enqueued has not
+    started yet, a new single message needs no task of its own: that one will take it.
+    A stream of messages is thus embedded in batches, and the worker does not compete for
+    the CPU with every request. Lost tasks are caught by the backlog drain."""
     from conversations.tasks import process_interactions
 
+    global _next_task_at
+    delay = settings.MNEMO_PROCESS_DELAY_SECONDS
+    with _enqueue_lock:
+        now = time.monotonic()
+        if delay and len(ids) <= PROCESS_CHUNK and now + 0.05 < _next_task_at:
+            return
+        _next_task_at = now + delay
     for start in range(0, len(ids), PROCESS_CHUNK):
-        process_interactions.delay(ids[start:start + PROCESS_CHUNK])
+        process_interactions.apply_async((ids[start:start + PROCESS_CHUNK],), countdown=delay or None)
 
 
 def _enqueue_summary(conversation_id: int) -> None:
@@ -365,6 +383,24 @@ def interactions_index(*, interaction_ids: list[int], batch_size: int = PROCESS_
                 processor(interactions)
         InteractionBacklog.objects.filter(interaction_id__in=claimed).delete()
     return len(rows)
+
+
+def interactions_backlog_drain(*, older_than_seconds: int = 30, max_batches: int = 20) -> int:
+    """The safety net under the per-commit tasks: process interactions that have waited
+    longer than `older_than_seconds` (their task was lost: a worker killed mid-task, a
+    broker restarted). Returns how many it processed."""
+    cutoff = timezone.now() - timedelta(seconds=older_than_seconds)
+    done = 0
+    for _ in range(max_batches):
+        stale = list(InteractionBacklog.objects.filter(created_at__lt=cutoff).order_by("interaction_id")
+                     .values_list("interaction_id", flat=True)[:PROCESS_CHUNK])
+        if not stale:
+            break
+        processed = interactions_index(interaction_ids=stale)
+        if processed == 0:
+            break  # all claimed by other workers right now
+        done += processed
+    return done
 
 
 # name -> processor(interactions): what other apps derive from new interactions (entity,

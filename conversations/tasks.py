@@ -11,11 +11,15 @@ def process_interactions(self, interaction_ids: list[int]) -> int:
     """Derive what background work derives from new interactions (their embeddings).
     Idempotent: interactions already processed are skipped."""
     try:
-        return services.interactions_index(interaction_ids=interaction_ids)
+        processed = services.interactions_index(interaction_ids=interaction_ids)
     except ProviderError as exc:
         if not exc.retryable:
             raise
         raise self.retry(exc=exc, countdown=min(300, 5 * 2 ** self.request.retries))
+    if processed >= services.PROCESS_CHUNK:
+        # A full batch: more may be waiting that no task of its own will come for.
+        process_interactions.delay([])
+    return processed
 
 
 @shared_task(name="conversations.summarise_conversation", acks_late=True)
@@ -32,3 +36,9 @@ def sweep_conversations() -> int:
     for conversation_id in changed:
         summarise_conversation.delay(conversation_id)
     return len(changed)
+
+
+@shared_task(name="conversations.drain_backlog", acks_late=True)
+def drain_backlog() -> int:
+    """Beat: interactions whose processing task was lost still get processed."""
+    return services.interactions_backlog_drain()

@@ -32,6 +32,9 @@ app.conf.beat_schedule = {
     # Idle detection is by each conversation's own rhythm with a floor of minutes, so
     # looking once a minute notices a pause soon enough without busy polling.
     "conversations-sweep": {"task": "conversations.sweep", "schedule": 60.0},
+    # Every new interaction has its own task; this catches the ones whose task was lost
+    # (a killed worker, a broker restart) within about a minute and a half.
+    "conversations-drain-backlog": {"task": "conversations.drain_backlog", "schedule": 60.0},
     # New handles arrive all day, but a person reviews suggestions at human pace: every
     # 15 minutes keeps the list fresh; the scan blocks on names so it stays cheap.
     "entities-suggest-links": {"task": "entities.suggest_links", "schedule": 15 * 60.0},

@@ -32,7 +32,12 @@ ACCESS_LOG_FORMAT = (
 
 
 def say(message: str) -> None:
-    print(f"[mnemo] {message}", flush=True)
+    # Never let a closed terminal or pipe (BrokenPipeError) stop a shutdown half-way:
+    # children left running would keep consuming the broker's tasks.
+    try:
+        print(f"[mnemo] {message}", flush=True)
+    except (BrokenPipeError, OSError):
+        pass
 
 
 def _launcher_running() -> bool:
@@ -182,25 +187,27 @@ class Launcher:
             return
         self.stopping = True
         say("stopping…")
-        for child in self.children.values():
-            if child.poll() is None:
-                child.send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + 20
-        for name, child in self.children.items():
-            try:
-                child.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                say(f"{name} did not stop in time; killing it")
-                child.kill()
-                child.wait()
-        if self.embedded and embedded_db.stop(embedded_db.DEFAULT_PGDATA):
-            say("stopped the embedded PostgreSQL")
+        try:
+            for child in self.children.values():
+                if child.poll() is None:
+                    child.send_signal(signal.SIGTERM)
+            deadline = time.monotonic() + 20
+            for name, child in self.children.items():
+                try:
+                    child.wait(timeout=max(0.1, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    say(f"{name} did not stop in time; killing it")
+                    child.kill()
+                    child.wait()
+        finally:
+            if self.embedded and embedded_db.stop(embedded_db.DEFAULT_PGDATA):
+                say("stopped the embedded PostgreSQL")
         say("all stopped")
 
     def run(self) -> int:
         self.acquire_lock()
-        signal.signal(signal.SIGINT, self._on_signal)
-        signal.signal(signal.SIGTERM, self._on_signal)
+        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(signum, self._on_signal)
         try:
             self.start_database()
             self.prepare()

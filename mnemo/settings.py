@@ -195,6 +195,9 @@ MNEMO_API_KEY_TOUCH_SECONDS = 60
 MNEMO_MAX_CONTENT_CHARS = int(os.environ.get("MNEMO_MAX_CONTENT_CHARS", "32000"))
 MNEMO_MAX_METADATA_BYTES = 16384
 MNEMO_MAX_BATCH_ITEMS = 1000
+# Processing of new interactions starts this long after their commit, so that single
+# messages arriving together are embedded in one batch (see bench/RESULTS.md).
+MNEMO_PROCESS_DELAY_SECONDS = env_float("MNEMO_PROCESS_DELAY_SECONDS", 0.25)
 # A summary looks at this many new turns at most (plus the summary it supersedes).
 MNEMO_SUMMARY_MAX_TURNS = 400
 

@@ -182,3 +182,19 @@ def test_make_run_uses_celery_broker_url_when_set(var_dir, monkeypatch):
         assert run.proc.poll() is None and "exited with status" not in run.output, run.output
     finally:
         assert run.interrupt() == 0
+
+
+def test_stopping_works_even_when_nobody_reads_the_output_any_more(var_dir):
+    # A closed terminal or pipe once made the launcher die mid-shutdown (BrokenPipeError),
+    # leaving gunicorn and a Celery worker running without their database.
+    run = Run(var_dir, free_port())
+    assert run.wait_for_line("Mnemo is serving", timeout=90), run.output
+    processes = run.children()
+    run.proc.stdout.close()  # the reader goes away
+    run.proc.send_signal(signal.SIGTERM)
+    run.proc.wait(timeout=60)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in processes):
+        time.sleep(0.2)
+    assert not [p for p in processes if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    assert embedded_db.running_server(var_dir / "pg") is None

@@ -276,3 +276,16 @@ def test_the_sweep_follows_the_llm_on_whether_a_conversation_paused(workspace, l
     conversation.refresh_from_db()
     assert conversation.status == "idle" and conversation.status_reason.endswith("(llm:idle-v1)")
     assert len(llm_server.requests) == 2
+
+
+def test_interactions_whose_task_was_lost_are_processed_by_the_drain(workspace):
+    from django.utils import timezone
+
+    from conversations.models import InteractionBacklog
+
+    results = chat(workspace, T0, SESSION)
+    assert services.interactions_backlog_drain() == 0  # fresh: their own tasks will do it
+    InteractionBacklog.objects.update(created_at=timezone.now() - timedelta(minutes=5))
+    assert services.interactions_backlog_drain() == len(results)
+    assert InteractionBacklog.objects.count() == 0
+    assert InteractionIndex.objects.count() == len(results)
