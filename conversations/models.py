@@ -146,7 +146,7 @@ class InteractionIndex(models.Model):
 
 class InteractionBacklog(models.Model):
     """Interactions waiting for background processing: a row per interaction, inserted
-    with it and deleted once it is processed. Workers claim rows with SKIP LOCKED, so
+    with it by a database trigger and deleted once it is processed. Workers claim rows with SKIP LOCKED, so
     each one takes a whole batch; /status counts the rows of a workspace."""
 
     interaction = models.OneToOneField(Interaction, on_delete=models.CASCADE, primary_key=True, related_name="+")

@@ -287,10 +287,8 @@ def interactions_log(
                 created_at=now, external_id=p.item.external_id,
                 content_hash=hashlib.sha256(p.content.encode()).hexdigest(),
             ))
+        # The database queues each new row for processing (migration 0004's trigger).
         created = Interaction.objects.bulk_create(rows)
-        InteractionBacklog.objects.bulk_create(
-            [InteractionBacklog(interaction_id=row.pk, workspace=workspace, created_at=now) for row in created]
-        )
         last_pk: dict[int, int] = {}
         for row in created:
             last_pk[row.conversation_id] = max(last_pk.get(row.conversation_id, 0), row.pk)

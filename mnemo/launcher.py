@@ -24,6 +24,7 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("MNEMO_VAR_DIR", BASE_DIR / "var"))
 LOCK_PATH = VAR_DIR / "run.lock"
 BIN = Path(sys.executable).parent
+WORKER_NICENESS = int(os.environ.get("MNEMO_WORKER_NICE", "10"))
 # gunicorn's access log as JSON lines, like the application's, with the same request id.
 ACCESS_LOG_FORMAT = (
     '{"at": "%(t)s", "logger": "access", "method": "%(m)s", "path": "%(U)s", "status": %(s)s, '
@@ -129,10 +130,13 @@ class Launcher:
             )
         connections.close_all()
 
-    def spawn(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> None:
+    def spawn(self, name: str, argv: list[str], env: dict[str, str] | None = None, nice: int = 0) -> None:
         # Own session: a Ctrl-C in the terminal reaches only this launcher, which then
         # stops the children in order instead of racing them.
-        self.children[name] = subprocess.Popen(argv, start_new_session=True, env={**os.environ, **(env or {})})
+        self.children[name] = subprocess.Popen(
+            argv, start_new_session=True, env={**os.environ, **(env or {})},
+            preexec_fn=(lambda: os.nice(nice)) if nice else None,
+        )
         say(f"started {name} (pid {self.children[name].pid})")
 
     def start_processes(self) -> None:
@@ -153,7 +157,9 @@ class Launcher:
             # The filesystem transport has no broadcast worth the polling it costs.
             worker += ["--without-gossip", "--without-mingle", "--without-heartbeat"]
         torch_threads = os.environ.get("MNEMO_TORCH_THREADS") or str(max(1, (os.cpu_count() or 1) // concurrency))
-        self.spawn("worker", worker, env={"MNEMO_TORCH_THREADS": torch_threads})
+        # Background work yields the CPU to requests an agent is waiting on: on a small
+        # machine the embedding bursts would otherwise show up in API latency.
+        self.spawn("worker", worker, env={"MNEMO_TORCH_THREADS": torch_threads}, nice=WORKER_NICENESS)
         self.spawn("beat", [
             str(BIN / "celery"), "-A", "mnemo", "beat", "--loglevel", "INFO",
             "--schedule", str(settings.CELERY_BEAT_SCHEDULE_FILE),

@@ -52,8 +52,11 @@ class Run:
         self.reader.start()
 
     def _read(self):
-        for line in self.proc.stdout:
-            self.lines.append(line)
+        try:
+            for line in self.proc.stdout:
+                self.lines.append(line)
+        except (ValueError, OSError):
+            pass  # a test closed the pipe on purpose
 
     @property
     def output(self) -> str:

@@ -1,4 +1,4 @@
-"""The extraction rules (entities/extraction.py): profile facts and relationships a speaker
+"""The extraction rules (entities/extraction): profile facts and relationships a speaker
 states about themselves. Pure functions, so no database.
 
 Each rule has a realistic positive with its exact value and span, and near misses that
