@@ -178,7 +178,7 @@ class _ConversationRouter:
             status=conversation.status, status_reason=conversation.status_reason,
             status_changed_at=conversation.status_changed_at, updated_at=conversation.updated_at,
         )
-        self.touched.pop(conversation.pk, None)
+        # It stays in `touched`: messages this batch already gave it must still be counted.
         self.closed.append(conversation.pk)
         del self.open[(conversation.channel, conversation.key)]
 

@@ -33,6 +33,10 @@ def test_a_whole_locomo_conversation_ingests_through_the_batch_api(api):
     for item, result in zip(items, results):
         by_session.setdefault(item["external_id"].split(":")[0], set()).add(result["conversation_id"])
     assert all(len(ids) == 1 for ids in by_session.values())
+    for conversation in Conversation.objects.all():
+        rows = Interaction.objects.filter(conversation=conversation)
+        assert conversation.interaction_count == rows.count() > 0
+        assert conversation.last_interaction_pk == max(rows.values_list("pk", flat=True))
     # Retried: everything is a duplicate with its original id.
     again = api.post("/interactions/batch", {"items": items}).json()
     assert again["duplicate"] == len(items) and [r["id"] for r in again["results"]] == [r["id"] for r in results]

@@ -110,6 +110,20 @@ def test_a_message_days_later_starts_a_new_conversation_and_closes_the_old(works
     assert Conversation.objects.get(pk=later[0].conversation_id).status == "active"
 
 
+def test_one_batch_spanning_two_sittings_counts_both_conversations(workspace):
+    first = [say(s, t, T0 + timedelta(seconds=40) * i) for i, (s, t) in enumerate(SESSION)]
+    later = [say(s, t, T0 + timedelta(days=2, seconds=40 * i)) for i, (s, t) in enumerate(SESSION[:3])]
+    results = log(workspace, *first, *later)
+    old, new = (Conversation.objects.get(pk=results[0].conversation_id),
+                Conversation.objects.get(pk=results[-1].conversation_id))
+    assert old.pk != new.pk and old.status == "closed" and new.status == "active"
+    for conversation, items in ((old, results[:len(SESSION)]), (new, results[len(SESSION):])):
+        assert conversation.interaction_count == len(items)
+        assert conversation.last_interaction_pk == max(r.id for r in items)
+        assert conversation.last_interaction_at == max(Interaction.objects.get(pk=r.id).occurred_at for r in items)
+    assert services.conversation_summarise(conversation_id=old.pk).source_count == len(SESSION)
+
+
 def test_a_short_pause_keeps_the_conversation(workspace):
     first = chat(workspace, T0, SESSION)
     more = chat(workspace, T0 + timedelta(minutes=20), SESSION[:1])
