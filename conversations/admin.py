@@ -1,24 +1,13 @@
 from django.contrib import admin
 
 from conversations.models import Conversation, ConversationSummary, Interaction, InteractionIndex
-
-
-class ImmutableAdmin(admin.ModelAdmin):
-    """The log and its summaries are INSERT-only (a database trigger refuses changes), so
-    the admin shows them read-only: no add, change or delete."""
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
+from core.admin import ReadOnlyAdmin
 
 
 @admin.register(Interaction)
-class InteractionAdmin(ImmutableAdmin):
+class InteractionAdmin(ReadOnlyAdmin):
+    """The log is INSERT-only (a database trigger refuses changes): shown, never edited."""
+
     list_display = ["id", "occurred_at", "workspace", "channel", "channel_id", "sender_name", "direction", "short_content"]
     list_filter = ["workspace", "channel", "direction", "private_filtered"]
     search_fields = ["content", "external_id", "channel_id", "sender_name"]
@@ -32,13 +21,13 @@ class InteractionAdmin(ImmutableAdmin):
 
 
 @admin.register(ConversationSummary)
-class ConversationSummaryAdmin(ImmutableAdmin):
+class ConversationSummaryAdmin(ReadOnlyAdmin):
     list_display = ["id", "conversation", "source_count", "made_by", "supersedes", "created_at"]
     list_filter = ["workspace", "made_by"]
 
 
 @admin.register(InteractionIndex)
-class InteractionIndexAdmin(ImmutableAdmin):
+class InteractionIndexAdmin(ReadOnlyAdmin):
     list_display = ["interaction", "model", "processed_at"]
     exclude = ["embedding"]
 

@@ -67,6 +67,9 @@ class ApiKeyAdmin(admin.ModelAdmin):
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
+    """Rows written only by Mnemo's own services (or INSERT-only by trigger): the admin
+    shows them, nobody edits them here."""
+
     def has_add_permission(self, request):
         return False
 

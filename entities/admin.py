@@ -1,5 +1,6 @@
 from django.contrib import admin
 
+from core.admin import ReadOnlyAdmin
 from entities.models import (
     DecisionRecord,
     DecisionThought,
@@ -41,19 +42,8 @@ class IdentityAdmin(admin.ModelAdmin):
     raw_id_fields = ["entity"]
 
 
-class ReadOnly(admin.ModelAdmin):
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-
 @admin.register(ProfileValue)
-class ProfileValueAdmin(ReadOnly):
+class ProfileValueAdmin(ReadOnlyAdmin):
     """Insert-only: versions are added through the API or the review queue."""
 
     list_display = ["entity", "key", "value", "status", "confidence", "source", "created_at"]
@@ -69,19 +59,19 @@ class RelationshipAdmin(admin.ModelAdmin):
 
 
 @admin.register(LinkSuggestion)
-class LinkSuggestionAdmin(ReadOnly):
+class LinkSuggestionAdmin(ReadOnlyAdmin):
     list_display = ["identity", "entity", "score", "status", "created_at"]
     list_filter = ["workspace", "status"]
 
 
 @admin.register(EntityMerge)
-class EntityMergeAdmin(ReadOnly):
+class EntityMergeAdmin(ReadOnlyAdmin):
     list_display = ["source", "target", "merged_at", "split_at"]
     list_filter = ["workspace"]
 
 
 @admin.register(EntityEvidence)
-class EntityEvidenceAdmin(ReadOnly):
+class EntityEvidenceAdmin(ReadOnlyAdmin):
     list_display = ["entity", "interaction", "added_at"]
 
 
