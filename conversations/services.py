@@ -496,10 +496,14 @@ def conversations_sweep(*, now: datetime | None = None, limit: int = 500) -> lis
             last_interaction_at__lt=now - IDLE_FLOOR,
         ).order_by("last_interaction_at")[:limit]
     )
+    # The closing cues are in each conversation's last message: one query for all of them.
+    last_messages = dict(Interaction.objects.filter(
+        pk__in=[c.last_interaction_pk for c in candidates if c.last_interaction_pk]
+    ).values_list("pk", "content"))
     verdicts = []
     for conversation in candidates:
         times = _parse_times(conversation.recent_times) or [conversation.last_interaction_at]
-        last = Interaction.objects.filter(pk=conversation.last_interaction_pk).values_list("content", flat=True).first() or ""
+        last = last_messages.get(conversation.last_interaction_pk, "")
         verdict, judged_by = judge_idle(times, now, last), "heuristic"
         if llm is not None and conversation.status == ConversationStatus.ACTIVE and verdict.state != "closed":
             from conversations.llm import llm_judge_idle

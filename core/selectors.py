@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
+from django.utils import timezone
 
 from core.models import ApiKey, AuditEvent, Membership, Workspace, WorkerHeartbeat
 
@@ -23,6 +24,12 @@ def workspace_get_by_slug(*, slug: str) -> Workspace | None:
 
 def api_key_list(*, workspace: Workspace) -> QuerySet[ApiKey]:
     return ApiKey.objects.filter(workspace=workspace)
+
+
+def api_keys_active_count(*, workspace: Workspace) -> int:
+    now = timezone.now()
+    return (ApiKey.objects.filter(workspace=workspace, revoked_at__isnull=True)
+            .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now)).count())
 
 
 def audit_events(*, workspace: Workspace) -> QuerySet[AuditEvent]:

@@ -31,7 +31,7 @@ def home(request):
     context = {
         "counts": {
             "Members": workspace.memberships.count(),
-            "Active API keys": sum(1 for key in selectors.api_key_list(workspace=workspace) if key.is_active()),
+            "Active API keys": selectors.api_keys_active_count(workspace=workspace),
             **registry.workspace_counts(workspace),
         },
         "pending": registry.pending_counts(workspace),

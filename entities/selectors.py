@@ -90,6 +90,12 @@ def relationships_for(*, entity: Entity, as_of: datetime | None = None, known_at
     return list(qs.filter(status__in=statuses).order_by("predicate", "created_at", "id"))
 
 
+def relationships_past(*, entity: Entity, limit: int = 20) -> list[Relationship]:
+    """The entity's superseded relationships, most recently ended first."""
+    return list(Relationship.objects.filter(Q(subject=entity) | Q(object=entity), status=RelationshipStatus.SUPERSEDED)
+                .select_related("subject", "object").order_by("-valid_to")[:limit])
+
+
 def relationship_get(*, workspace: Workspace, relationship_id: int) -> Relationship:
     return Relationship.objects.select_related("subject", "object").get(workspace=workspace, pk=relationship_id)
 
@@ -99,6 +105,12 @@ def link_suggestions(*, workspace: Workspace, status: str | None = "pending") ->
     if status:
         qs = qs.filter(status=status)
     return qs.order_by("-score", "id")
+
+
+def link_suggestions_for(*, entity: Entity) -> list[LinkSuggestion]:
+    """Pending suggestions that would link a handle of this entity, or link one to it."""
+    return list(link_suggestions(workspace=entity.workspace)
+                .filter(Q(entity=entity) | Q(identity__entity=entity)))
 
 
 def link_suggestion_get(*, workspace: Workspace, suggestion_id: int) -> LinkSuggestion:

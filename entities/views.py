@@ -48,7 +48,7 @@ def entity_detail(request, entity_id: int):
     entity = _entity_or_404(request, entity_id)
     relationships = selectors.relationships_for(entity=entity, include_candidates=True)
     history = selectors.profile_history(entity=entity)
-    past = [r for r in _past_relationships(entity) if r not in relationships]
+    past = selectors.relationships_past(entity=entity)
     edges = [(r.object_id if r.subject_id == entity.pk else r.subject_id,
               (r.object if r.subject_id == entity.pk else r.subject).name,
               (r.object if r.subject_id == entity.pk else r.subject).kind,
@@ -62,22 +62,12 @@ def entity_detail(request, entity_id: int):
         "past_relationships": past,
         "graph": graph.layout((entity.pk, entity.name, entity.kind), edges),
         "recent": list(interaction_list(workspace=request.workspace, entity=entity.pk)[:20]),
-        "suggestions": [s for s in selectors.link_suggestions(workspace=request.workspace)
-                        if s.entity_id == entity.pk or s.identity.entity_id == entity.pk],
+        "suggestions": selectors.link_suggestions_for(entity=entity),
         "merges": selectors.merges_of(entity=entity),
         "can_review": request.membership.allows(Role.REVIEWER),
         "can_erase": request.membership.allows(Role.ADMIN),
     }
     return render(request, "entities/detail.html", context)
-
-
-def _past_relationships(entity):
-    from django.db.models import Q
-
-    from entities.models import Relationship
-
-    return list(Relationship.objects.filter(Q(subject=entity) | Q(object=entity), status="superseded")
-                .select_related("subject", "object").order_by("-valid_to")[:20])
 
 
 def _act(request, entity_id: int, action, success: str):

@@ -303,3 +303,15 @@ def test_interactions_whose_task_was_lost_are_processed_by_the_drain(workspace):
     assert services.interactions_backlog_drain() == len(results)
     assert InteractionBacklog.objects.count() == 0
     assert InteractionIndex.objects.count() == len(results)
+
+
+def test_the_sweep_reads_last_messages_in_one_query_however_many_conversations(workspace):
+    from django.test.utils import CaptureQueriesContext
+
+    for n in range(6):
+        log(workspace, say(f"user{n}", "Thanks, bye!", T0, thread=f"t{n}"))
+    with CaptureQueriesContext(connection) as queries:
+        changed = services.conversations_sweep(now=T0 + timedelta(hours=1))
+    assert len(changed) == 6
+    reads = [q["sql"] for q in queries.captured_queries if 'FROM "conversations_interaction"' in q["sql"]]
+    assert len(reads) == 1
