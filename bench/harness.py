@@ -81,3 +81,14 @@ def percentiles(values: list[float]) -> dict[str, float]:
 
     q = statistics.quantiles(sorted(values), n=100)
     return {"p50": q[49], "p95": q[94], "p99": q[98]}
+
+
+def workspace_key(mnemo: Mnemo, name: str) -> str:
+    """A new workspace in the running Mnemo and a read/write key for it, through the
+    command line (the API has no endpoint that creates workspaces)."""
+    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "CELERY_BROKER_URL"}}
+    env["MNEMO_VAR_DIR"] = str(mnemo.var_dir)
+    run = lambda *args: subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, check=True,  # noqa: E731
+                                       capture_output=True, text=True).stdout.strip()
+    slug = run("create_workspace", name)
+    return run("create_api_key", "--workspace", slug, "--name", "bench")

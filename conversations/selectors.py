@@ -121,3 +121,10 @@ def entity_conversation_keys(*, workspace: Workspace) -> dict[int, set[str]]:
     for entity_id, channel, key in rows:
         keys.setdefault(entity_id, set()).add(f"{channel}:{key}")
     return keys
+
+
+def processed_interactions_after(*, conversation_id: int, after_id: int) -> list[Interaction]:
+    """The conversation's interactions past `after_id` that background processing has
+    reached (embedded), in the order they were logged."""
+    return list(Interaction.objects.filter(conversation_id=conversation_id, pk__gt=after_id, index__isnull=False)
+                .select_related("entity").order_by("id"))

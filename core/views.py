@@ -9,7 +9,6 @@ from core.decorators import workspace_view
 # Dashboard sections and the issue that fills each one; until then the page says so.
 SECTIONS = {
     "review": ("Review", "The one review queue for everything Mnemo derives: approve, edit, merge or reject."),
-    "memories": ("Memories", "Identity, preference, episodic, fact, procedure and censor memories with provenance."),
     "gaps": ("Gaps", "Capability gaps detected from interactions, and the TODOs they became."),
     "inspector": ("Inspector", "Build a context pack for a query and see why each line is in it."),
 }

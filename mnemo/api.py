@@ -18,6 +18,7 @@ from conversations.api import router as interactions_router
 from core.api import router as core_router
 from entities.api import router as entities_router
 from entities.api_decisions import router as decisions_router
+from memory.api import router as memory_router
 from core.errors import ApiError
 from core.logging import request_id_var
 from mnemo.auth import MissingScope
@@ -124,3 +125,4 @@ api.add_router("/", interactions_router)
 api.add_router("/", conversations_router)
 api.add_router("/", entities_router)
 api.add_router("/", decisions_router)
+api.add_router("/", memory_router)

@@ -38,6 +38,11 @@ app.conf.beat_schedule = {
     # New handles arrive all day, but a person reviews suggestions at human pace: every
     # 15 minutes keeps the list fresh; the scan blocks on names so it stays cheap.
     "entities-suggest-links": {"task": "entities.suggest_links", "schedule": 15 * 60.0},
+    # Each new memory has an embedding task; this catches lost ones, like the drain above.
+    "memory-embed-pending": {"task": "memory.embed_pending", "schedule": 60.0},
+    # Episode tails wait until a conversation has been quiet for minutes (settings), so
+    # looking every two minutes writes them soon after without polling for nothing.
+    "memory-flush-episodes": {"task": "memory.flush_episodes", "schedule": 120.0},
 }
 
 app.autodiscover_tasks()

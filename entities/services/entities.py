@@ -61,3 +61,26 @@ def entity_update(*, entity: Entity, actor: Actor = SYSTEM, name: str | None = N
         # The audit names the fields, not their content: erasure must be able to forget it.
         audit_record(workspace=entity.workspace, actor=actor, verb="entity.update", target=entity, data={"fields": changed})
     return entity
+
+
+def entity_propose(*, workspace_id: int, kind: str, name: str, evidence_ids=(), quote: str = "",
+                   description: str = "", confidence: float = 0.5, actor: Actor = SYSTEM) -> tuple[Entity, bool]:
+    """The entity a message (or a graduating memory) names: an existing one with that name
+    or alias, else a new candidate for a person to decide. The interactions are kept as its
+    evidence either way. Returns (entity, created)."""
+    from entities.models import EntityEvidence
+
+    kind = kind if kind in all_kinds() else "fact"
+    name = name.strip()[:300]
+    live = Entity.objects.filter(workspace_id=workspace_id, merged_into__isnull=True)
+    entity = live.filter(name__iexact=name).first() or live.filter(aliases__contains=[name]).first()
+    created = entity is None
+    if created:
+        entity = Entity.objects.create(workspace_id=workspace_id, kind=kind, name=name, description=description,
+                                       status=EntityStatus.CANDIDATE, confidence=confidence)
+        audit_record(workspace=entity.workspace, actor=actor, verb="entity.propose", target=entity,
+                     data={"kind": kind, "interactions": list(evidence_ids)})
+    for interaction_id in evidence_ids:
+        EntityEvidence.objects.get_or_create(entity=entity, interaction_id=interaction_id,
+                                             defaults={"quote": quote[:2000]})
+    return entity, created

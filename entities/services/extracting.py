@@ -6,22 +6,16 @@ changes what is current."""
 from __future__ import annotations
 
 from entities.extraction import extract_profile, extract_relationships
-from entities.kinds import PREDICATES, all_kinds, is_who_kind
-from entities.models import Entity, EntityEvidence, EntityStatus, RelationshipStatus
+from entities.kinds import PREDICATES, is_who_kind
+from entities.models import Entity, RelationshipStatus
+from entities.services.entities import entity_propose
 from entities.services.profiles import profile_candidate_add
 from entities.services.relationships import relationship_add
 
 
 def _object_entity(sender: Entity, name: str, kind: str, interaction, quote: str) -> Entity:
-    """The entity a message names: an existing one with that name or alias, else a new
-    candidate entity, with the message as its evidence."""
-    kind = kind if kind in all_kinds() else "fact"
-    existing = (Entity.objects.filter(workspace_id=sender.workspace_id, merged_into__isnull=True, name__iexact=name).first()
-                or Entity.objects.filter(workspace_id=sender.workspace_id, merged_into__isnull=True,
-                                         aliases__contains=[name]).first())
-    entity = existing or Entity.objects.create(workspace_id=sender.workspace_id, kind=kind, name=name[:300],
-                                               status=EntityStatus.CANDIDATE, confidence=0.5)
-    EntityEvidence.objects.get_or_create(entity=entity, interaction=interaction, defaults={"quote": quote[:2000]})
+    entity, _ = entity_propose(workspace_id=sender.workspace_id, kind=kind, name=name, evidence_ids=[interaction.pk],
+                               quote=quote)
     return entity
 
 

@@ -1,0 +1,318 @@
+from datetime import date, datetime
+from typing import Literal
+
+from ninja import Schema
+from pydantic import ConfigDict, Field
+
+MemoryTypeName = Literal["identity", "preference", "episodic", "fact", "procedure", "censor"]
+CertaintyName = Literal["verbatim", "extracted", "inferred", "consolidated"]
+StatusName = Literal["candidate", "active", "superseded", "invalid", "graduated", "archived"]
+
+
+class ProcedureIn(Schema):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(min_length=1, max_length=300)
+    steps: list[str] = Field(min_length=1, max_length=50)
+    goals: list[str] = Field(default_factory=list, max_length=50)
+    tools: list[str] = Field(default_factory=list, max_length=50)
+    notes: list[str] = Field(default_factory=list, max_length=50)
+    domain: str = Field("", max_length=100)
+
+
+class CensorIn(Schema):
+    model_config = ConfigDict(extra="forbid")
+    trigger: str = Field(min_length=1, max_length=1000)
+    reason: str = Field("", max_length=2000)
+    action: Literal["warn", "block"] = "warn"
+    escalation_threshold: int = Field(3, ge=1, le=1000)
+
+
+class MemoryIn(Schema):
+    """An agent's "remember this". Certainty defaults to verbatim: the agent was told."""
+
+    model_config = ConfigDict(extra="forbid")
+    text: str = Field("", max_length=4000, description="Optional for procedures and censors (rendered from them).")
+    type: MemoryTypeName = "fact"
+    certainty: CertaintyName = "verbatim"
+    confidence: float = Field(1.0, ge=0, le=1)
+    importance: float = Field(0.5, ge=0, le=1)
+    entity: int | None = Field(None, description="The entity the memory is about.")
+    interaction: int | None = Field(None, description="An interaction that is its evidence.")
+    quote: str = Field("", max_length=2000)
+    attribute: str = Field("", max_length=120)
+    value: str = Field("", max_length=300)
+    polarity: Literal[1, -1] = 1
+    occurred_at: datetime | None = None
+    procedure: ProcedureIn | None = None
+    censor: CensorIn | None = None
+
+
+class MemoryPatch(Schema):
+    model_config = ConfigDict(extra="forbid")
+    text: str | None = Field(None, min_length=1, max_length=4000)
+    type: MemoryTypeName | None = None
+    confidence: float | None = Field(None, ge=0, le=1)
+    importance: float | None = Field(None, ge=0, le=1)
+    entity: int | None = None
+    note: str = Field("", max_length=2000)
+
+
+class ReasonIn(Schema):
+    model_config = ConfigDict(extra="forbid")
+    reason: str = Field("", max_length=2000)
+
+
+class MemoryFilter(Schema):
+    type: MemoryTypeName | None = None
+    status: StatusName | None = None
+    entity: int | None = None
+    certainty: CertaintyName | None = None
+    min_confidence: float | None = Field(None, ge=0, le=1)
+    max_confidence: float | None = Field(None, ge=0, le=1)
+    text: str | None = Field(None, max_length=500, description="Full-text search (web search syntax).")
+    rule: str | None = Field(None, max_length=80)
+    interaction: int | None = None
+    redact: bool = False
+
+
+class EvidenceOut(Schema):
+    interaction_id: int
+    external_id: str | None
+    quote: str
+    start: int | None
+    end: int | None
+    occurred_at: datetime
+
+
+class ProcedureOut(Schema):
+    name: str
+    domain: str
+    goals: list[str]
+    steps: list[str]
+    tools: list[str]
+    notes: list[str]
+    activation_count: int
+    success_count: int
+    failure_count: int
+    effectiveness: float
+    last_activated_at: datetime | None
+    flagged_at: datetime | None
+
+
+class CensorOut(Schema):
+    trigger: str
+    reason: str
+    action: str
+    activation_count: int
+    false_positive_count: int
+    escalation_threshold: int
+    escalated_at: datetime | None
+    last_activated_at: datetime | None
+
+
+class MemoryOut(Schema):
+    id: int
+    type: str
+    certainty: str
+    status: str
+    text: str
+    confidence: float
+    importance: float
+    entity_id: int | None
+    attribute: str
+    value: str
+    polarity: int
+    source: str
+    rule: str
+    model: str
+    prompt_version: str
+    supersedes_id: int | None
+    conflicts_with_id: int | None
+    duplicate_of_id: int | None
+    graduated_to_id: int | None
+    conversation_id: int | None
+    occurred_at: datetime | None
+    event_first: date | None
+    event_last: date | None
+    learned_at: datetime
+    reinforcement_count: int
+    last_confirmed_at: datetime | None
+    access_count: int
+    last_accessed_at: datetime | None
+    strength: float
+    embedded: bool
+    updated_at: datetime
+
+
+class MemoryDetailOut(MemoryOut):
+    evidence: list[EvidenceOut]
+    procedure: ProcedureOut | None = None
+    censor: CensorOut | None = None
+
+
+class StoredOut(Schema):
+    outcome: Literal["created", "reinforced", "conflict"]
+    memory: MemoryDetailOut
+
+
+class MemoryPage(Schema):
+    count: int
+    items: list[MemoryOut]
+
+
+class HistoryOut(Schema):
+    id: int
+    at: datetime
+    verb: str
+    actor: str
+    memory_id: int | None
+    data: dict
+
+
+class GraduationOut(Schema):
+    id: int
+    memory_id: int
+    signal: str
+    status: str
+    proposal: dict
+    entity_id: int | None
+    created_at: datetime
+    decided_at: datetime | None
+
+
+class TaskIn(Schema):
+    model_config = ConfigDict(extra="forbid")
+    task: str = Field(min_length=1, max_length=2000)
+    limit: int = Field(5, ge=1, le=50)
+
+
+class BandOut(Schema):
+    band: Literal["core", "upper", "lower"]
+    items: dict[str, list[str]]
+
+
+class ProcedureMatchOut(Schema):
+    id: int
+    name: str
+    score: float
+    similarity: float
+    lexical: float
+    effectiveness: float
+    activation_count: int
+    bands: list[BandOut]
+
+
+class OutcomeIn(Schema):
+    model_config = ConfigDict(extra="forbid")
+    outcome: Literal["success", "failure"]
+    note: str = Field("", max_length=2000)
+
+
+class ActionIn(Schema):
+    model_config = ConfigDict(extra="forbid")
+    action: str = Field(min_length=1, max_length=2000)
+
+
+class CensorMatchOut(Schema):
+    id: int
+    trigger: str
+    reason: str
+    action: str
+    score: float
+    lexical: float
+    similarity: float
+    activation_count: int
+    escalated: bool
+
+
+class CensorCheckOut(Schema):
+    verdict: Literal["allow", "warn", "block"]
+    matches: list[CensorMatchOut]
+
+
+class FalsePositiveIn(Schema):
+    model_config = ConfigDict(extra="forbid")
+    note: str = Field("", max_length=2000)
+
+
+class FocusItemIn(Schema):
+    model_config = ConfigDict(extra="forbid")
+    content: str = Field(min_length=1, max_length=4000)
+    attention: float = Field(0.5, ge=0, le=1)
+    key: str = Field("", max_length=200)
+    kind: str = Field("", max_length=40)
+    memory_id: int | None = None
+
+
+class WorkingMemoryIn(Schema):
+    model_config = ConfigDict(extra="forbid")
+    items: list[FocusItemIn] = Field(max_length=200)
+    capacity: int | None = Field(None, ge=1, le=50)
+    task: str | None = Field(None, max_length=2000)
+
+
+class FocusItemOut(Schema):
+    key: str
+    content: str
+    kind: str
+    attention: float
+    memory_id: int | None
+    status: str
+    loaded_at: datetime
+    evicted_at: datetime | None
+
+
+class WorkingMemoryOut(Schema):
+    session: str
+    task: str
+    capacity: int
+    items: list[FocusItemOut]
+    evicted: list[FocusItemOut]
+    updated_at: datetime
+
+
+class CheckpointIn(Schema):
+    model_config = ConfigDict(extra="forbid")
+    label: str = Field("", max_length=200)
+
+
+class RestoreIn(Schema):
+    model_config = ConfigDict(extra="forbid")
+    checkpoint_id: int | None = None
+    label: str | None = Field(None, max_length=200)
+
+
+class CheckpointOut(Schema):
+    id: int
+    label: str
+    version: int
+    created_at: datetime
+
+
+class TrustedStateIn(Schema):
+    model_config = ConfigDict(extra="forbid")
+    value: str = Field(min_length=1, max_length=4000)
+    note: str = Field("", max_length=2000)
+
+
+class TrustedStateOut(Schema):
+    key: str
+    value: str
+    version: int
+    deleted: bool
+    set_by: str
+    note: str
+    created_at: datetime
+
+
+class TrustPolicyIn(Schema):
+    model_config = ConfigDict(extra="forbid")
+    auto_certainties: list[CertaintyName] = Field(max_length=4)
+    auto_types: list[MemoryTypeName] = Field(max_length=6)
+    min_confidence: float = Field(ge=0, le=1)
+
+
+class TrustPolicyOut(Schema):
+    auto_certainties: list[str]
+    auto_types: list[str]
+    min_confidence: float

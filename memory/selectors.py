@@ -1,0 +1,208 @@
+"""Reads for memories, procedures, censors, working memory, scratchpads and trusted state.
+Every read is scoped by workspace; another workspace's ids are not found (404)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from core.errors import NotFound
+from core.models import AuditEvent, Workspace
+from memory.models import (
+    Censor,
+    EpisodeCursor,
+    Graduation,
+    GraduationStatus,
+    Memory,
+    MemoryEvidence,
+    Procedure,
+    Scratchpad,
+    ScratchpadCheckpoint,
+    TrustedState,
+    WorkingMemoryItemStatus,
+    WorkingSession,
+)
+
+
+def memory_list(*, workspace: Workspace, type: str | None = None, status: str | None = None,
+                entity: int | None = None, certainty: str | None = None, min_confidence: float | None = None,
+                max_confidence: float | None = None, text: str | None = None, rule: str | None = None,
+                interaction: int | None = None) -> QuerySet[Memory]:
+    rows = Memory.objects.filter(workspace=workspace).select_related("subject")
+    if type:
+        rows = rows.filter(type=type)
+    if status:
+        rows = rows.filter(status=status)
+    if entity:
+        rows = rows.filter(subject_id=entity)
+    if certainty:
+        rows = rows.filter(certainty=certainty)
+    if min_confidence is not None:
+        rows = rows.filter(confidence__gte=min_confidence)
+    if max_confidence is not None:
+        rows = rows.filter(confidence__lte=max_confidence)
+    if rule:
+        rows = rows.filter(rule=rule)
+    if interaction:
+        rows = rows.filter(Exists(MemoryEvidence.objects.filter(memory=OuterRef("pk"), interaction_id=interaction)))
+    if text:
+        from django.contrib.postgres.search import SearchQuery
+
+        rows = rows.filter(search=SearchQuery(text, search_type="websearch", config="english"))
+    return rows.order_by("-created_at", "-id")
+
+
+def memory_get(*, workspace: Workspace, memory_id: int) -> Memory:
+    memory = Memory.objects.filter(workspace=workspace, pk=memory_id).select_related("subject", "decided_by").first()
+    if memory is None:
+        raise NotFound(f"Memory {memory_id} not found.")
+    return memory
+
+
+def memory_evidence(*, memory: Memory) -> list[MemoryEvidence]:
+    return list(memory.evidence.select_related("interaction").order_by("interaction__occurred_at", "interaction_id"))
+
+
+def memory_versions(*, memory: Memory) -> list[Memory]:
+    """Every version of the memory, oldest first: what it superseded and what superseded it."""
+    chain = [memory]
+    older = memory
+    while older.supersedes_id:
+        older = Memory.objects.get(pk=older.supersedes_id)
+        chain.insert(0, older)
+    newer = memory
+    while (nxt := Memory.objects.filter(supersedes=newer).order_by("id").first()) is not None:
+        chain.append(nxt)
+        newer = nxt
+    return chain
+
+
+def memory_history(*, memory: Memory) -> list[AuditEvent]:
+    """Every change to any version of the memory, from the audit log."""
+    ids = [str(m.pk) for m in memory_versions(memory=memory)]
+    graduations = [str(g) for g in Graduation.objects.filter(memory_id__in=ids).values_list("pk", flat=True)]
+    about = Q(target_type="memory.memory", target_id__in=ids)
+    if graduations:
+        about |= Q(target_type="memory.graduation", target_id__in=graduations)
+    return list(AuditEvent.objects.filter(workspace_id=memory.workspace_id).filter(about)
+                .select_related("actor_user").order_by("at", "id"))
+
+
+def memory_similar(*, memory: Memory, limit: int = 5) -> list[Memory]:
+    if memory.embedding is None:
+        return []
+    from pgvector.django import CosineDistance
+
+    return list(Memory.objects.filter(workspace_id=memory.workspace_id, type=memory.type)
+                .exclude(pk=memory.pk).exclude(embedding__isnull=True)
+                .annotate(distance=CosineDistance("embedding", memory.embedding)).order_by("distance")[:limit])
+
+
+def memories_for_entity(*, entity, limit: int = 20) -> list[Memory]:
+    return list(Memory.objects.filter(subject=entity, status__in=["active", "candidate"]).order_by("-created_at")[:limit])
+
+
+def graduations(*, workspace: Workspace, status: str | None = GraduationStatus.PENDING) -> QuerySet[Graduation]:
+    rows = Graduation.objects.filter(workspace=workspace).select_related("memory", "entity")
+    return rows.filter(status=status) if status else rows
+
+
+def graduation_get(*, workspace: Workspace, graduation_id: int) -> Graduation:
+    row = Graduation.objects.filter(workspace=workspace, pk=graduation_id).select_related("memory").first()
+    if row is None:
+        raise NotFound(f"Graduation {graduation_id} not found.")
+    return row
+
+
+def procedure_get(*, workspace: Workspace, memory_id: int) -> Procedure:
+    row = Procedure.objects.filter(memory__workspace=workspace, pk=memory_id).select_related("memory").first()
+    if row is None:
+        raise NotFound(f"Procedure {memory_id} not found.")
+    return row
+
+
+def censor_get(*, workspace: Workspace, memory_id: int) -> Censor:
+    row = Censor.objects.filter(memory__workspace=workspace, pk=memory_id).select_related("memory").first()
+    if row is None:
+        raise NotFound(f"Censor {memory_id} not found.")
+    return row
+
+
+def procedures_flagged(*, workspace: Workspace) -> QuerySet[Procedure]:
+    return Procedure.objects.filter(memory__workspace=workspace, flagged_at__isnull=False).select_related("memory")
+
+
+def working_session_get(*, workspace: Workspace, key: str) -> WorkingSession:
+    row = WorkingSession.objects.filter(workspace=workspace, key=key).first()
+    if row is None:
+        raise NotFound(f"Working memory session {key!r} not found.")
+    return row
+
+
+def working_items(*, session: WorkingSession, evicted_limit: int = 20) -> tuple[list, list]:
+    """(the items in focus, highest attention first; the most recently evicted)."""
+    in_focus = list(session.items.filter(status=WorkingMemoryItemStatus.IN_FOCUS).order_by("-attention", "loaded_at", "id"))
+    evicted = list(session.items.filter(status=WorkingMemoryItemStatus.EVICTED).order_by("-evicted_at", "-id")[:evicted_limit])
+    return in_focus, evicted
+
+
+def scratchpad_get(*, workspace: Workspace, task: str) -> Scratchpad:
+    row = Scratchpad.objects.filter(workspace=workspace, task=task).first()
+    if row is None:
+        raise NotFound(f"Scratchpad {task!r} not found.")
+    return row
+
+
+def checkpoint_get(*, scratchpad: Scratchpad, checkpoint_id: int | None = None, label: str | None = None) -> ScratchpadCheckpoint:
+    rows = scratchpad.checkpoints.all()
+    row = rows.filter(pk=checkpoint_id).first() if checkpoint_id else rows.filter(label=label).order_by("-id").first()
+    if row is None:
+        raise NotFound("Checkpoint not found.")
+    return row
+
+
+def trusted_state_current(*, workspace: Workspace) -> list[TrustedState]:
+    """The current value of every key (the latest version), deleted keys left out."""
+    latest = (TrustedState.objects.filter(workspace=workspace).order_by("key", "-version").distinct("key"))
+    return [row for row in latest if not row.deleted]
+
+
+def trusted_state_history(*, workspace: Workspace, key: str) -> list[TrustedState]:
+    rows = list(TrustedState.objects.filter(workspace=workspace, key=key).select_related("set_by").order_by("-version"))
+    if not rows:
+        raise NotFound(f"Trusted state {key!r} not found.")
+    return rows
+
+
+def _uncut_tails(quiet_minutes: int):
+    from conversations.models import Conversation
+
+    quiet_since = timezone.now() - timedelta(minutes=quiet_minutes)
+    cut = Subquery(EpisodeCursor.objects.filter(conversation_id=OuterRef("pk")).values("last_interaction_id")[:1])
+    return (Conversation.objects.filter(last_interaction_pk__isnull=False)
+            .annotate(cut=Coalesce(cut, 0)).filter(last_interaction_pk__gt=F("cut"))
+            .filter(~Q(status="active") | Q(updated_at__lt=quiet_since)))
+
+
+def conversations_with_uncut_tail(*, quiet_minutes: int) -> list[int]:
+    """Conversations with processed interactions past their last episode that went quiet:
+    not active any more, or nothing logged for `quiet_minutes`."""
+    return list(_uncut_tails(quiet_minutes).order_by("pk").values_list("pk", flat=True)[:500])
+
+
+def episode_tails_count(workspace: Workspace) -> int:
+    """For /status: quiet conversations whose last turns wait for the episode flush."""
+    from django.conf import settings
+
+    return _uncut_tails(settings.MNEMO_EPISODE_QUIET_MINUTES).filter(workspace=workspace).count()
+
+
+def memory_pending_count(workspace: Workspace) -> int:
+    return Memory.objects.filter(workspace=workspace, embedding__isnull=True).count()
+
+
+def memory_candidate_count(workspace: Workspace) -> int:
+    return Memory.objects.filter(workspace=workspace, status="candidate").count()

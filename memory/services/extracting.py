@@ -1,0 +1,227 @@
+"""Memories from new interactions, run by background processing (`process_interaction`):
+the named rules first (memory.extraction, pure), the LLM extractor when one is configured,
+and an episodic memory per conversation segment. Decision, constraint and requirement cues
+become entity candidates (seed 000: their canonical home), and when such an entity is
+already stated by a fact memory, that memory is proposed for graduation (signal 4)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+
+from conversations.summarise import Turn
+from core.errors import ApiError
+from core.providers import ProviderError, get_embedder, get_llm
+from memory.extraction import MemoryCandidate, episode, extract
+from memory.models import EpisodeCursor, MemoryType
+from memory.services.graduation import graduation_check_extractor
+from memory.services.memories import Draft, Evidence, memory_store
+from memory.services.procedures import censor_create, procedure_create
+
+logger = logging.getLogger("mnemo.memory")
+
+EPISODE_RULE = "episode.segment"
+MEMORY_PROMPT_VERSION = "memories-v1"
+MAX_LLM_MESSAGE_CHARS = 2000
+LLM_TYPES = (MemoryType.IDENTITY, MemoryType.PREFERENCE, MemoryType.EPISODIC, MemoryType.FACT)
+
+
+@dataclass
+class _Pending:
+    draft: Draft
+    candidate: MemoryCandidate | None = None
+
+
+def _speaker(interaction) -> str:
+    return interaction.entity.name or interaction.sender_name or interaction.channel_id
+
+
+def _rule_drafts(interaction) -> list[_Pending]:
+    speaker = _speaker(interaction)
+    found = []
+    for c in extract(interaction.content, anchor=interaction.occurred_at):
+        text = c.text.replace("{speaker}", speaker)
+        if c.route == "entity":
+            _entity_candidate(interaction, c, text)
+            continue
+        found.append(_Pending(Draft(
+            type=c.type, text=text, certainty=c.certainty, confidence=c.confidence, importance=c.importance,
+            subject_id=interaction.entity_id, attribute=c.attribute, value=c.value, polarity=c.polarity,
+            source=f"rule:{c.rule}", rule=c.rule, occurred_at=interaction.occurred_at, event_first=c.event_first,
+            event_last=c.event_last, conversation_id=interaction.conversation_id,
+            evidence=[Evidence(interaction.pk, c.quote, c.start, c.end)],
+        ), c))
+    return found
+
+
+def _entity_candidate(interaction, candidate: MemoryCandidate, text: str) -> None:
+    from entities.services import entity_propose
+
+    entity_propose(workspace_id=interaction.workspace_id, kind=candidate.entity_kind or "fact", name=candidate.name,
+                   evidence_ids=[interaction.pk], quote=candidate.quote, description=text,
+                   confidence=candidate.confidence)
+    graduation_check_extractor(workspace_id=interaction.workspace_id, name=candidate.name, text=text)
+
+
+# --- the optional LLM extractor -------------------------------------------------------------
+
+MEMORY_SYSTEM = """You extract memories worth keeping from chat messages, for an AI agent's long-term memory.
+Answer with one JSON object and nothing else:
+{"memories": [{"interaction_id": integer, "type": "identity" | "preference" | "episodic" | "fact",
+               "text": string, "confidence": number, "quote": string}]}
+Rules:
+- text: one standalone sentence in the third person naming the speaker, with any relative
+  date ("yesterday", "next month") replaced by the calendar date, using the message's date.
+- identity: who the speaker is (name, job, home, family); preference: likes, dislikes, habits;
+  episodic: something that happened or is planned, with its date; fact: other lasting facts.
+- quote: the exact words of the message the memory comes from (copied, not paraphrased).
+- confidence: 0 to 1, how sure the message supports the memory.
+- Only what the messages say; nothing about the assistant's own wording; [] when nothing."""
+
+
+def _llm_drafts(interactions: Sequence) -> list[_Pending]:
+    """The LLM's reading of the batch, validated strictly: an item whose quote is not in
+    its message, or whose type or confidence is off, is dropped; a provider error means
+    no LLM memories this time (the rules already ran)."""
+    llm = get_llm()
+    usable = [i for i in interactions if i.direction != "system"]
+    if llm is None or not usable:
+        return []
+    by_id = {i.pk: i for i in usable}
+    lines = [{"interaction_id": i.pk, "speaker": _speaker(i), "date": i.occurred_at.date().isoformat(),
+              "message": i.content[:MAX_LLM_MESSAGE_CHARS]} for i in usable]
+    try:
+        answer = llm.complete_json(system=MEMORY_SYSTEM, user=json.dumps({"messages": lines}, ensure_ascii=False))
+    except ProviderError as exc:
+        logger.warning("LLM memory extraction failed; rules only", extra={"error": str(exc)})
+        return []
+    items = answer.get("memories") if isinstance(answer, dict) else None
+    found = []
+    for item in items if isinstance(items, list) else []:
+        try:
+            interaction = by_id[int(item["interaction_id"])]
+            kind, text, quote = item["type"], str(item["text"]).strip(), str(item.get("quote", ""))
+            confidence = float(item["confidence"])
+        except (KeyError, TypeError, ValueError):
+            continue
+        start = interaction.content.find(quote) if quote else -1
+        if kind not in LLM_TYPES or not text or not 0 <= confidence <= 1 or start < 0:
+            continue
+        found.append(_Pending(Draft(
+            type=kind, text=text, certainty="inferred", confidence=confidence, subject_id=interaction.entity_id,
+            source=f"model:{llm.model}"[:40], model=llm.model, prompt_version=MEMORY_PROMPT_VERSION,
+            occurred_at=interaction.occurred_at, conversation_id=interaction.conversation_id,
+            evidence=[Evidence(interaction.pk, quote, start, start + len(quote))],
+        )))
+    return found
+
+
+# --- storing what was found -----------------------------------------------------------------
+
+def _store(pending: _Pending, workspace_id: int, embedding, dedup_near: bool = True) -> None:
+    candidate = pending.candidate
+    try:
+        with transaction.atomic():
+            if pending.draft.type == MemoryType.PROCEDURE and candidate is not None and candidate.steps:
+                procedure_create(workspace_id=workspace_id, name=candidate.name or pending.draft.text[:80],
+                                 steps=list(candidate.steps), draft=pending.draft, embedding=embedding)
+            elif pending.draft.type == MemoryType.CENSOR and candidate is not None and candidate.trigger:
+                censor_create(workspace_id=workspace_id, trigger=candidate.trigger, draft=pending.draft,
+                              embedding=embedding)
+            else:
+                memory_store(workspace_id=workspace_id, draft=pending.draft, embedding=embedding,
+                             dedup_near=dedup_near)
+    except ApiError as exc:
+        # A memory text can only fail the privacy filter if the rule quoted past what the
+        # log stored; skip that one memory, keep the rest of the batch.
+        logger.warning("memory skipped", extra={"error": exc.message, "rule": pending.draft.rule})
+
+
+def interactions_extract_memories(interactions: Sequence) -> None:
+    """The processor registered with conversations: memories from a batch of new interactions."""
+    pending: list[_Pending] = []
+    for interaction in interactions:
+        if interaction.direction != "system":
+            pending += _rule_drafts(interaction)
+    pending += _llm_drafts(interactions)
+    if pending:
+        workspace_of = {i.pk: i.workspace_id for i in interactions}
+        vectors = get_embedder().embed([p.draft.text for p in pending])
+        for item, vector in zip(pending, vectors):
+            _store(item, workspace_of[item.draft.evidence[0].interaction_id], vector)
+    for conversation_id in sorted({i.conversation_id for i in interactions}):
+        episodes_cut(conversation_id=conversation_id, flush=False)
+
+
+# --- episodes -------------------------------------------------------------------------------
+
+def _turn(interaction) -> Turn:
+    return Turn(id=interaction.pk, speaker=_speaker(interaction), direction=interaction.direction,
+                content=interaction.content, occurred_at=interaction.occurred_at)
+
+
+def episodes_cut(*, conversation_id: int, flush: bool) -> int:
+    """Cut the conversation's newly processed interactions into episodes of
+    MNEMO_EPISODE_TURNS turns; with `flush`, the shorter remainder too (the conversation
+    went quiet). Returns how many episodes were written."""
+    from conversations.selectors import processed_interactions_after
+
+    size = settings.MNEMO_EPISODE_TURNS
+    with transaction.atomic():
+        with connection.cursor() as cursor:  # one cutter per conversation at a time
+            cursor.execute("SELECT pg_advisory_xact_lock(hashtext('mnemo.episodes'), %s)", [conversation_id])
+        cursor_row, _ = EpisodeCursor.objects.get_or_create(conversation_id=conversation_id)
+        fresh = [i for i in processed_interactions_after(conversation_id=conversation_id,
+                                                         after_id=cursor_row.last_interaction_id)
+                 if i.direction != "system"]
+        segments = [fresh[start:start + size] for start in range(0, len(fresh), size)]
+        if segments and len(segments[-1]) < size and not flush:
+            segments.pop()
+        if not segments:
+            return 0
+        written = 0
+        # A segment of greetings only quotes nothing: no episode for it.
+        drafts = [d for d in (_episode_draft(segment) for segment in segments) if d is not None]
+        vectors = get_embedder().embed([d.text for d in drafts]) if drafts else []
+        for draft, vector in zip(drafts, vectors):
+            _store(_Pending(draft), segments[0][0].workspace_id, vector, dedup_near=False)
+            written += 1
+        cursor_row.last_interaction_id = segments[-1][-1].pk
+        cursor_row.updated_at = timezone.now()
+        cursor_row.save(update_fields=["last_interaction_id", "updated_at"])
+    return written
+
+
+def _episode_draft(segment: list) -> Draft | None:
+    drafted = episode([_turn(i) for i in segment])
+    # Cite precisely: the turns the episode quotes, not the greetings it left out.
+    evidence = []
+    for interaction in segment:
+        quote = drafted.quotes.get(interaction.pk)
+        if quote:
+            start = interaction.content.find(quote)
+            evidence.append(Evidence(interaction.pk, quote, start if start >= 0 else None,
+                                     start + len(quote) if start >= 0 else None))
+    if not evidence:
+        return None
+    return Draft(type=MemoryType.EPISODIC, text=drafted.text, certainty="extracted", confidence=0.9, importance=0.5,
+                 source=f"rule:{EPISODE_RULE}", rule=EPISODE_RULE, occurred_at=segment[0].occurred_at,
+                 event_first=drafted.first, event_last=drafted.last, conversation_id=segment[0].conversation_id,
+                 metadata={"participants": list(drafted.participants), "first_interaction_id": segment[0].pk,
+                           "last_interaction_id": segment[-1].pk},
+                 evidence=evidence)
+
+
+def episodes_flush(*, quiet_minutes: int | None = None) -> int:
+    """Episodes for the tails of conversations that went quiet (idle, closed, or nothing
+    new for `quiet_minutes`). Run by beat."""
+    from memory.selectors import conversations_with_uncut_tail
+
+    quiet = quiet_minutes if quiet_minutes is not None else settings.MNEMO_EPISODE_QUIET_MINUTES
+    return sum(episodes_cut(conversation_id=cid, flush=True) for cid in conversations_with_uncut_tail(quiet_minutes=quiet))

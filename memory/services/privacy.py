@@ -1,0 +1,39 @@
+"""Memories under entity merges and erasure (registered with entities in apps.ready).
+
+A merge moves the memories about the source entity to the target and a split moves
+exactly those back. Erasing a person removes every memory about them and every memory
+that quotes one of their erased messages (an episode or a fact drawn from them would
+otherwise keep their words), with the working-memory items and graduation proposals that
+point at those memories."""
+
+from __future__ import annotations
+
+from django.db.models import Q
+
+from memory.models import Graduation, Memory, MemoryEvidence, WorkingMemoryItem
+
+
+def memories_move(source, target) -> list[int]:
+    ids = list(Memory.objects.filter(subject=source).values_list("pk", flat=True))
+    Memory.objects.filter(pk__in=ids).update(subject=target)
+    return ids
+
+
+def memories_restore(ids: list[int], source) -> None:
+    Memory.objects.filter(pk__in=ids).update(subject=source)
+
+
+def memories_erase(entity, interaction_ids: list[int]) -> int:
+    quoting = MemoryEvidence.objects.filter(interaction_id__in=interaction_ids).values("memory_id")
+    doomed = set(Memory.objects.filter(Q(subject=entity) | Q(pk__in=quoting)).values_list("pk", flat=True))
+    # Versions and duplicates point at each other; a version of a doomed memory goes too.
+    while True:
+        linked = set(Memory.objects.filter(Q(supersedes_id__in=doomed) | Q(duplicate_of_id__in=doomed)
+                                           | Q(conflicts_with_id__in=doomed)).values_list("pk", flat=True)) - doomed
+        if not linked:
+            break
+        doomed |= linked
+    WorkingMemoryItem.objects.filter(ref_memory_id__in=doomed).delete()
+    Graduation.objects.filter(memory_id__in=doomed).delete()
+    Memory.objects.filter(pk__in=doomed).update(supersedes=None, duplicate_of=None, conflicts_with=None)
+    return Memory.objects.filter(pk__in=doomed).delete()[1].get("memory.Memory", 0)

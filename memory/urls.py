@@ -1,0 +1,13 @@
+from django.urls import path
+
+from memory import views
+
+urlpatterns = [
+    path("", views.memory_list, name="memories"),
+    path("<int:memory_id>/", views.memory_detail, name="memory"),
+    path("<int:memory_id>/edit/", views.memory_edit, name="memory-edit"),
+    path("<int:memory_id>/<str:decision>/", views.memory_decide, name="memory-decide"),
+    path("graduations/<int:graduation_id>/<str:decision>/", views.graduation_decide, name="graduation-decide"),
+    path("trusted/", views.trusted_state, name="trusted-state"),
+    path("trusted/set/", views.trusted_state_set, name="trusted-state-set"),
+]

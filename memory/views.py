@@ -1,0 +1,175 @@
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from core.decorators import workspace_view
+from core.errors import ApiError, NotFound
+from core.models import Role
+from core.services import Actor
+from memory import selectors, services
+from memory.models import Certainty, Memory, MemoryStatus, MemoryType
+
+PAGE_SIZE = 50
+
+
+def _page_number(request) -> int:
+    try:
+        return max(1, int(request.GET.get("page", "1")))
+    except ValueError:
+        return 1
+
+
+def _memory_or_404(request, memory_id: int):
+    try:
+        return selectors.memory_get(workspace=request.workspace, memory_id=memory_id)
+    except NotFound:
+        raise Http404("No such memory.")
+
+
+def _choice(value, allowed):
+    return value if value in allowed else None
+
+
+@workspace_view()
+def memory_list(request):
+    q = request.GET.get("q", "").strip()[:200] or None
+    filters = {"type": _choice(request.GET.get("type"), MemoryType.values),
+               "status": _choice(request.GET.get("status"), MemoryStatus.values),
+               "certainty": _choice(request.GET.get("certainty"), Certainty.values)}
+    rows = selectors.memory_list(workspace=request.workspace, text=q, **filters)
+    context = {"page": Paginator(rows, PAGE_SIZE).get_page(_page_number(request)), "q": q or "", **filters,
+               "types": MemoryType.values, "statuses": MemoryStatus.values}
+    template = "memory/list.html#rows" if request.htmx else "memory/list.html"
+    return render(request, template, context)
+
+
+def _quoted(evidence) -> dict:
+    """The interaction's text split around the quoted span, so the page can mark it."""
+    content = evidence.interaction.content
+    if evidence.start is not None and evidence.end is not None and content[evidence.start:evidence.end] == evidence.quote:
+        parts = (content[:evidence.start], content[evidence.start:evidence.end], content[evidence.end:])
+    else:
+        parts = (content, "", "")
+    return {"evidence": evidence, "before": parts[0][-400:], "quote": parts[1], "after": parts[2][:400]}
+
+
+@workspace_view()
+def memory_detail(request, memory_id: int):
+    memory = _memory_or_404(request, memory_id)
+    context = {
+        "memory": memory,
+        "evidence": [_quoted(e) for e in selectors.memory_evidence(memory=memory)],
+        "versions": selectors.memory_versions(memory=memory),
+        "history": selectors.memory_history(memory=memory),
+        "similar": selectors.memory_similar(memory=memory),
+        "graduations": list(memory.graduations.order_by("-created_at")),
+        "procedure": getattr(memory, "procedure", None) if memory.type == MemoryType.PROCEDURE else None,
+        "censor": getattr(memory, "censor", None) if memory.type == MemoryType.CENSOR else None,
+        "can_review": request.membership.allows(Role.REVIEWER),
+        "types": MemoryType.values,
+    }
+    return render(request, "memory/detail.html", context)
+
+
+def _act(request, memory_id: int, action, success: str):
+    """Run a write for the page and come back to it (to the new version after an edit),
+    with the outcome as a message."""
+    try:
+        result = action()
+    except ValidationError as exc:
+        messages.error(request, "; ".join(exc.messages))
+        return redirect("memory", slug=request.workspace.slug, memory_id=memory_id)
+    except ApiError as exc:
+        messages.error(request, exc.message)
+        return redirect("memory", slug=request.workspace.slug, memory_id=memory_id)
+    messages.success(request, success)
+    target = result.pk if isinstance(result, Memory) else memory_id
+    return redirect("memory", slug=request.workspace.slug, memory_id=target)
+
+
+ACTIONS = {
+    "approve": (services.memory_approve, "Approved."),
+    "reject": (services.memory_reject, "Rejected."),
+    "invalidate": (services.memory_invalidate, "Marked invalid: kept, no longer served."),
+}
+
+
+@require_POST
+@workspace_view(Role.REVIEWER)
+def memory_decide(request, memory_id: int, decision: str):
+    memory = _memory_or_404(request, memory_id)
+    actor = Actor.for_user(request.user)
+    note = request.POST.get("note", "")[:2000]
+    if decision == "graduate":
+        return _act(request, memory_id, lambda: services.memory_graduate(memory=memory, actor=actor),
+                    "Graduated: an entity candidate now holds it.")
+    if decision not in ACTIONS:
+        raise Http404("No such decision.")
+    service, success = ACTIONS[decision]
+    if decision == "invalidate":
+        return _act(request, memory_id, lambda: service(memory=memory, actor=actor, reason=note), success)
+    return _act(request, memory_id, lambda: service(memory=memory, actor=actor, note=note), success)
+
+
+@require_POST
+@workspace_view(Role.REVIEWER)
+def memory_edit(request, memory_id: int):
+    memory = _memory_or_404(request, memory_id)
+    changes = {"text": request.POST.get("text") or None, "type": _choice(request.POST.get("type"), MemoryType.values)}
+    try:
+        changes["importance"] = float(request.POST["importance"]) if request.POST.get("importance") else None
+    except ValueError:
+        messages.error(request, "Importance is a number between 0 and 1.")
+        return redirect("memory", slug=request.workspace.slug, memory_id=memory_id)
+    return _act(request, memory_id, lambda: services.memory_edit(memory=memory, actor=Actor.for_user(request.user),
+                                                                 note=request.POST.get("note", "")[:2000], **changes),
+                "Saved as a new version.")
+
+
+@require_POST
+@workspace_view(Role.REVIEWER)
+def graduation_decide(request, graduation_id: int, decision: str):
+    try:
+        graduation = selectors.graduation_get(workspace=request.workspace, graduation_id=graduation_id)
+    except NotFound:
+        raise Http404("No such graduation.")
+    if decision not in {"accept", "reject"}:
+        raise Http404("No such decision.")
+    actor = Actor.for_user(request.user)
+    if decision == "accept":
+        action, success = (lambda: services.graduation_accept(graduation=graduation, actor=actor)), "Graduated."
+    else:
+        action, success = (lambda: services.graduation_reject(graduation=graduation, actor=actor)), "Proposal rejected."
+    return _act(request, graduation.memory_id, action, success)
+
+
+@workspace_view()
+def trusted_state(request):
+    key = request.GET.get("key")
+    context = {"rows": selectors.trusted_state_current(workspace=request.workspace),
+               "can_edit": request.membership.allows(Role.REVIEWER), "history": None, "key": key}
+    if key:
+        try:
+            context["history"] = selectors.trusted_state_history(workspace=request.workspace, key=key)
+        except NotFound:
+            raise Http404("No such key.")
+    return render(request, "memory/trusted.html", context)
+
+
+@require_POST
+@workspace_view(Role.REVIEWER)
+def trusted_state_set(request):
+    key, value = request.POST.get("key", ""), request.POST.get("value", "")
+    delete = request.POST.get("delete") == "1"
+    try:
+        services.trusted_state_set(workspace=request.workspace, key=key, value=value, delete=delete,
+                                   note=request.POST.get("note", ""), actor=Actor.for_user(request.user))
+        messages.success(request, f"{key} removed." if delete else f"{key} saved as a new version.")
+    except ValidationError as exc:
+        messages.error(request, "; ".join(exc.messages))
+    except ApiError as exc:
+        messages.error(request, exc.message)
+    return redirect("trusted-state", slug=request.workspace.slug)
