@@ -10,7 +10,6 @@ from core.decorators import workspace_view
 SECTIONS = {
     "review": ("Review", "The one review queue for everything Mnemo derives: approve, edit, merge or reject."),
     "gaps": ("Gaps", "Capability gaps detected from interactions, and the TODOs they became."),
-    "inspector": ("Inspector", "Build a context pack for a query and see why each line is in it."),
 }
 
 

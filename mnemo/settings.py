@@ -80,6 +80,7 @@ INSTALLED_APPS = [
     "entities",
     "conversations",
     "memory",
+    "context",
 ]
 
 MIDDLEWARE = [
@@ -237,3 +238,6 @@ MNEMO_PROCEDURE_LOW_EFFECTIVENESS = env_float("MNEMO_PROCEDURE_LOW_EFFECTIVENESS
 MNEMO_PROCEDURE_MATCH_MIN = env_float("MNEMO_PROCEDURE_MATCH_MIN", 0.35)
 # A censor fires when every word of its trigger is in the action, or the two are this close.
 MNEMO_CENSOR_MATCH_THRESHOLD = env_float("MNEMO_CENSOR_MATCH_THRESHOLD", 0.6)
+# Context packs: a censor whose relevance to the query reaches this score comes with the
+# pack as a warning.
+MNEMO_PACK_CENSOR_MIN_SCORE = env_float("MNEMO_PACK_CENSOR_MIN_SCORE", 0.45)

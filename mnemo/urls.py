@@ -12,6 +12,7 @@ urlpatterns = [
     path("w/<slug:slug>/conversations/", include("conversations.urls")),
     path("w/<slug:slug>/entities/", include("entities.urls")),
     path("w/<slug:slug>/memories/", include("memory.urls")),
+    path("w/<slug:slug>/inspector/", include("context.urls")),
     path("", include("core.urls")),
 ]
 

@@ -144,19 +144,25 @@ def _store(pending: _Pending, workspace_id: int, embedding, dedup_near: bool = T
 
 
 def interactions_extract_memories(interactions: Sequence) -> None:
-    """The processor registered with conversations: memories from a batch of new interactions."""
+    """The processor registered with conversations: memories from a batch of new
+    interactions, and the episodes their conversations now complete. Everything new is
+    embedded in one call: the model is the cost, and one batch pads least."""
     pending: list[_Pending] = []
     for interaction in interactions:
         if interaction.direction != "system":
             pending += _rule_drafts(interaction)
     pending += _llm_drafts(interactions)
-    if pending:
-        workspace_of = {i.pk: i.workspace_id for i in interactions}
-        vectors = get_embedder().embed([p.draft.text for p in pending])
-        for item, vector in zip(pending, vectors):
-            _store(item, workspace_of[item.draft.evidence[0].interaction_id], vector)
-    for conversation_id in sorted({i.conversation_id for i in interactions}):
-        episodes_cut(conversation_id=conversation_id, flush=False)
+    workspace_of = {i.pk: i.workspace_id for i in interactions}
+    workspaces = [workspace_of[p.draft.evidence[0].interaction_id] for p in pending]
+    cuts = [_cut(conversation_id=cid, flush=False) for cid in sorted({i.conversation_id for i in interactions})]
+    for cut in cuts:
+        pending += [_Pending(d) for d in cut.drafts]
+        workspaces += [cut.workspace_id] * len(cut.drafts)
+    vectors = get_embedder().embed([p.draft.text for p in pending]) if pending else []
+    for item, workspace_id, vector in zip(pending, workspaces, vectors):
+        _store(item, workspace_id, vector, dedup_near=item.draft.rule != EPISODE_RULE)
+    for cut in cuts:
+        cut.advance()
 
 
 # --- episodes -------------------------------------------------------------------------------
@@ -166,36 +172,54 @@ def _turn(interaction) -> Turn:
                 content=interaction.content, occurred_at=interaction.occurred_at)
 
 
-def episodes_cut(*, conversation_id: int, flush: bool) -> int:
-    """Cut the conversation's newly processed interactions into episodes of
-    MNEMO_EPISODE_TURNS turns; with `flush`, the shorter remainder too (the conversation
-    went quiet). Returns how many episodes were written."""
+@dataclass
+class _Cut:
+    """The episodes due in one conversation, and where its cursor moves once they are stored."""
+
+    cursor: EpisodeCursor
+    workspace_id: int
+    drafts: list[Draft]
+    last_interaction_id: int
+
+    def advance(self) -> None:
+        if self.last_interaction_id > self.cursor.last_interaction_id:
+            self.cursor.last_interaction_id = self.last_interaction_id
+            self.cursor.updated_at = timezone.now()
+            self.cursor.save(update_fields=["last_interaction_id", "updated_at"])
+
+
+def _cut(*, conversation_id: int, flush: bool) -> _Cut:
+    """Segments of MNEMO_EPISODE_TURNS turns past the conversation's cursor (with `flush`,
+    the shorter remainder too). Call inside a transaction: the advisory lock keeps one
+    cutter per conversation until it commits."""
     from conversations.selectors import processed_interactions_after
 
     size = settings.MNEMO_EPISODE_TURNS
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(hashtext('mnemo.episodes'), %s)", [conversation_id])
+    cursor_row, _ = EpisodeCursor.objects.get_or_create(conversation_id=conversation_id)
+    fresh = [i for i in processed_interactions_after(conversation_id=conversation_id,
+                                                     after_id=cursor_row.last_interaction_id)
+             if i.direction != "system"]
+    segments = [fresh[start:start + size] for start in range(0, len(fresh), size)]
+    if segments and len(segments[-1]) < size and not flush:
+        segments.pop()
+    if not segments:
+        return _Cut(cursor_row, 0, [], cursor_row.last_interaction_id)
+    # A segment of greetings only quotes nothing: no episode for it.
+    drafts = [d for d in (_episode_draft(segment) for segment in segments) if d is not None]
+    return _Cut(cursor_row, segments[0][0].workspace_id, drafts, segments[-1][-1].pk)
+
+
+def episodes_cut(*, conversation_id: int, flush: bool) -> int:
+    """Write the episodes due in a conversation; returns how many were written."""
     with transaction.atomic():
-        with connection.cursor() as cursor:  # one cutter per conversation at a time
-            cursor.execute("SELECT pg_advisory_xact_lock(hashtext('mnemo.episodes'), %s)", [conversation_id])
-        cursor_row, _ = EpisodeCursor.objects.get_or_create(conversation_id=conversation_id)
-        fresh = [i for i in processed_interactions_after(conversation_id=conversation_id,
-                                                         after_id=cursor_row.last_interaction_id)
-                 if i.direction != "system"]
-        segments = [fresh[start:start + size] for start in range(0, len(fresh), size)]
-        if segments and len(segments[-1]) < size and not flush:
-            segments.pop()
-        if not segments:
-            return 0
-        written = 0
-        # A segment of greetings only quotes nothing: no episode for it.
-        drafts = [d for d in (_episode_draft(segment) for segment in segments) if d is not None]
-        vectors = get_embedder().embed([d.text for d in drafts]) if drafts else []
-        for draft, vector in zip(drafts, vectors):
-            _store(_Pending(draft), segments[0][0].workspace_id, vector, dedup_near=False)
-            written += 1
-        cursor_row.last_interaction_id = segments[-1][-1].pk
-        cursor_row.updated_at = timezone.now()
-        cursor_row.save(update_fields=["last_interaction_id", "updated_at"])
-    return written
+        cut = _cut(conversation_id=conversation_id, flush=flush)
+        vectors = get_embedder().embed([d.text for d in cut.drafts]) if cut.drafts else []
+        for draft, vector in zip(cut.drafts, vectors):
+            _store(_Pending(draft), cut.workspace_id, vector, dedup_near=False)
+        cut.advance()
+    return len(cut.drafts)
 
 
 def _episode_draft(segment: list) -> Draft | None:

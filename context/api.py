@@ -1,0 +1,63 @@
+from uuid import UUID
+
+from django.http import HttpRequest
+from ninja import Router
+
+from context import selectors, services
+from context.schemas import ContextIn, PackOut, RecallIn, RecallOut
+from core.redaction import redact_answer
+from core.services import Actor
+from mnemo.auth import require
+
+router = Router(tags=["context"])
+
+
+def _scope(request, payload: RecallIn) -> dict:
+    """Ids in the request must belong to the key's workspace (404 otherwise)."""
+    if payload.entity is not None:
+        from entities.selectors import entity_get
+
+        entity_get(workspace=request.workspace, entity_id=payload.entity)
+    if payload.conversation is not None:
+        from conversations.selectors import conversation_get
+
+        conversation_get(workspace=request.workspace, conversation_id=payload.conversation)
+    return {"query": payload.query, "workspace_id": request.workspace.pk,
+            "types": tuple(payload.types) if payload.types else None, "entity_id": payload.entity,
+            "conversation_id": payload.conversation, "channel": payload.channel, "limit": payload.limit,
+            "min_confidence": payload.min_confidence, "include_candidates": payload.include_candidates,
+            "recency_weight": payload.recency_weight, "as_of": payload.as_of}
+
+
+@router.post("/recall", response=RecallOut, auth=require("read"), summary="Search every kind of memory")
+def recall(request: HttpRequest, payload: RecallIn):
+    """Hybrid retrieval (embedding + full text) over interactions, memories and summaries,
+    scored with a per-dimension breakdown; each result names its source interactions."""
+    items = services.recall(services.RecallRequest(**_scope(request, payload)))
+    answer = {"results": [i.as_dict() for i in items]}
+    return redact_answer(RecallOut.model_validate(answer).model_dump()) if payload.redact else answer
+
+
+def _pack_out(log) -> dict:
+    return {"pack_id": log.pk, "query": log.query, "as_of": log.as_of, "created_at": log.created_at,
+            "budget_tokens": log.budget_tokens, "tokens_used": log.tokens_used, "sections": log.sections,
+            "warnings": log.warnings, "text": log.text}
+
+
+@router.post("/context", response=PackOut, auth=require("read"), summary="A token-budgeted context pack")
+def context(request: HttpRequest, payload: ContextIn):
+    """Sections in trust order (trusted state, identity, preference, entities, retrieval)
+    within `budget_tokens`; the token count of `text` never exceeds it. Logged: see
+    GET /packs/{pack_id}."""
+    scope = _scope(request, payload)
+    pack = services.context_pack(services.PackRequest(**scope, budget_tokens=payload.budget_tokens,
+                                                      budgets=payload.budgets, session=payload.session),
+                                 actor=Actor.for_api_key(request.auth))
+    answer = _pack_out(pack)
+    return redact_answer(PackOut.model_validate(answer).model_dump()) if payload.redact else answer
+
+
+@router.get("/packs/{pack_id}", response=PackOut, auth=require("read"),
+            summary="A served pack: what was included, what was dropped and why")
+def get_pack(request: HttpRequest, pack_id: UUID):
+    return _pack_out(selectors.pack_get(workspace=request.workspace, pack_id=pack_id))

@@ -1,0 +1,276 @@
+"""Hybrid retrieval across the layers (DESIGN.md, context; seed 003 unified recall): for
+each searchable kind, the nearest neighbours by embedding (pgvector HNSW, cosine, with
+iterative index scans so filters do not starve the result) and the best full-text matches
+(PostgreSQL tsvector, any query word may match, ranked by cover density), as `Hit`s that
+the pure scorer turns into one ranking.
+
+Only reads here. The query embedding is the one model call a request may make."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.db import connection
+
+# How many neighbours each search brings back per kind: the scorer re-ranks their union, so
+# this is the depth at which a relevant item can still be rescued by other signals.
+DEPTH = 60
+EF_SEARCH = 120
+KINDS = ("interaction", "memory", "summary")
+MEMORY_TYPES = ("identity", "preference", "episodic", "fact", "procedure", "censor")
+
+
+@dataclass
+class Filters:
+    workspace_id: int
+    entity_id: int | None = None
+    conversation_id: int | None = None
+    channel: str | None = None
+    min_confidence: float | None = None
+    include_candidates: bool = False
+    as_of: datetime | None = None
+    memory_types: tuple[str, ...] = MEMORY_TYPES
+
+
+@dataclass
+class Hit:
+    kind: str
+    id: int
+    text: str
+    type: str = ""
+    similarity: float | None = None
+    dense_rank: int | None = None
+    lexical_rank: int | None = None
+    occurred_at: datetime | None = None
+    learned_at: datetime | None = None
+    importance: float = 0.5
+    confidence: float = 1.0
+    certainty: str = ""
+    status: str = "active"
+    reinforcement: int = 0
+    access_count: int = 0
+    speaker: str = ""
+    entity_ids: frozenset[int] = frozenset()
+    sources: list[tuple[int, str | None]] = field(default_factory=list)
+
+
+def _vector(vector) -> str:
+    return "[" + ",".join(f"{x:.7f}" for x in vector) + "]"
+
+
+def _or_query_sql() -> str:
+    # plainto_tsquery stems and drops stop words; turning its ANDs into ORs lets any query
+    # word match, and ts_rank_cd then prefers rows that cover more of them, closer together.
+    # ('simple' re-reads the already stemmed lexemes as they are.)
+    return "to_tsquery('simple', replace(plainto_tsquery('english', %s)::text, '&', '|'))"
+
+
+def _prepare(cursor) -> None:
+    # pgvector 0.8: keep scanning the HNSW graph until enough rows pass the filters.
+    cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+    cursor.execute(f"SET LOCAL hnsw.ef_search = {EF_SEARCH}")
+
+
+def _interaction_filters(f: Filters, alias: str = "i") -> tuple[str, list]:
+    where, params = [f"{alias}.workspace_id = %s"], [f.workspace_id]
+    if f.entity_id:
+        where.append(f"{alias}.entity_id = %s")
+        params.append(f.entity_id)
+    if f.conversation_id:
+        where.append(f"{alias}.conversation_id = %s")
+        params.append(f.conversation_id)
+    if f.channel:
+        where.append(f"{alias}.channel = %s")
+        params.append(f.channel)
+    if f.as_of:
+        where.append(f"{alias}.created_at <= %s")
+        params.append(f.as_of)
+    return " AND ".join(where), params
+
+
+def _interactions(cursor, f: Filters, query: str, vector: str) -> dict[int, Hit]:
+    where, params = _interaction_filters(f)
+    cursor.execute(f"""
+        SELECT i.id, x.embedding <=> %s::vector AS distance
+        FROM conversations_interactionindex x JOIN conversations_interaction i ON i.id = x.interaction_id
+        WHERE x.workspace_id = %s AND {where}
+        ORDER BY x.embedding <=> %s::vector LIMIT {DEPTH}""", [vector, f.workspace_id, *params, vector])
+    dense = cursor.fetchall()
+    cursor.execute(f"""
+        SELECT i.id FROM conversations_interaction i, {_or_query_sql()} q
+        WHERE {where} AND i.search @@ q
+        ORDER BY ts_rank_cd(i.search, q) DESC, i.id LIMIT {DEPTH}""", [query, *params])
+    lexical = [row[0] for row in cursor.fetchall()]
+    ids = {row[0] for row in dense} | set(lexical)
+    if not ids:
+        return {}
+    cursor.execute("""
+        SELECT i.id, i.content, i.occurred_at, i.created_at, i.entity_id, i.external_id,
+               coalesce(nullif(i.sender_name, ''), e.name, i.channel_id)
+        FROM conversations_interaction i JOIN entities_entity e ON e.id = i.entity_id
+        WHERE i.id = ANY(%s)""", [list(ids)])
+    hits = {}
+    for pk, content, occurred_at, created_at, entity_id, external_id, speaker in cursor.fetchall():
+        hits[pk] = Hit(kind="interaction", id=pk, text=content, occurred_at=occurred_at, learned_at=created_at,
+                       certainty="verbatim", speaker=speaker, entity_ids=frozenset({entity_id}),
+                       sources=[(pk, external_id)])
+    for rank, (pk, distance) in enumerate(dense, 1):
+        hits[pk].similarity, hits[pk].dense_rank = 1 - distance, rank
+    for rank, pk in enumerate(lexical, 1):
+        hits[pk].lexical_rank = rank
+    return hits
+
+
+def _memory_filters(f: Filters) -> tuple[str, list]:
+    statuses = ["active", "candidate"] if f.include_candidates else ["active"]
+    where = ["m.workspace_id = %s", "m.type = ANY(%s)"]
+    params: list = [f.workspace_id, list(f.memory_types)]
+    if f.as_of:
+        # What was known then: learned before, and not yet decided away (superseded,
+        # invalidated, graduated, archived) by then.
+        where.append("m.created_at <= %s AND (m.status = ANY(%s) OR m.updated_at > %s)")
+        params += [f.as_of, statuses, f.as_of]
+    else:
+        where.append("m.status = ANY(%s)")
+        params.append(statuses)
+    if f.entity_id:
+        where.append("m.subject_id = %s")
+        params.append(f.entity_id)
+    if f.conversation_id:
+        where.append("(m.conversation_id = %s OR EXISTS (SELECT 1 FROM memory_memoryevidence ev "
+                     "JOIN conversations_interaction ci ON ci.id = ev.interaction_id "
+                     "WHERE ev.memory_id = m.id AND ci.conversation_id = %s))")
+        params += [f.conversation_id, f.conversation_id]
+    if f.channel:
+        where.append("EXISTS (SELECT 1 FROM memory_memoryevidence ev JOIN conversations_interaction ci "
+                     "ON ci.id = ev.interaction_id WHERE ev.memory_id = m.id AND ci.channel = %s)")
+        params.append(f.channel)
+    if f.min_confidence is not None:
+        where.append("m.confidence >= %s")
+        params.append(f.min_confidence)
+    return " AND ".join(where), params
+
+
+def _memories(cursor, f: Filters, query: str, vector: str) -> dict[int, Hit]:
+    where, params = _memory_filters(f)
+    cursor.execute(f"""
+        SELECT m.id, m.embedding <=> %s::vector AS distance FROM memory_memory m
+        WHERE {where} AND m.embedding IS NOT NULL
+        ORDER BY m.embedding <=> %s::vector LIMIT {DEPTH}""", [vector, *params, vector])
+    dense = cursor.fetchall()
+    cursor.execute(f"""
+        SELECT m.id FROM memory_memory m, {_or_query_sql()} q
+        WHERE {where} AND m.search @@ q
+        ORDER BY ts_rank_cd(m.search, q) DESC, m.id LIMIT {DEPTH}""", [query, *params])
+    lexical = [row[0] for row in cursor.fetchall()]
+    return _memory_hits(cursor, dense, lexical)
+
+
+def _memory_hits(cursor, dense, lexical) -> dict[int, Hit]:
+    ids = {row[0] for row in dense} | set(lexical)
+    if not ids:
+        return {}
+    cursor.execute("""
+        SELECT m.id, m.text, m.type, m.occurred_at, m.event_first, m.created_at, m.importance, m.confidence,
+               m.certainty, m.status, m.reinforcement_count, m.access_count, m.subject_id
+        FROM memory_memory m WHERE m.id = ANY(%s)""", [list(ids)])
+    hits = {}
+    for (pk, text, type_, occurred_at, event_first, created_at, importance, confidence, certainty, status,
+         reinforcement, access, subject_id) in cursor.fetchall():
+        when = occurred_at
+        if event_first is not None:
+            when = datetime.combine(event_first, datetime.min.time(), tzinfo=created_at.tzinfo)
+        hits[pk] = Hit(kind="memory", id=pk, text=text, type=type_, occurred_at=when, learned_at=created_at,
+                       importance=importance, confidence=confidence, certainty=certainty, status=status,
+                       reinforcement=reinforcement, access_count=access,
+                       entity_ids=frozenset({subject_id}) if subject_id else frozenset())
+    cursor.execute("""
+        SELECT ev.memory_id, ev.interaction_id, i.external_id, i.entity_id
+        FROM memory_memoryevidence ev JOIN conversations_interaction i ON i.id = ev.interaction_id
+        WHERE ev.memory_id = ANY(%s) ORDER BY ev.memory_id, i.occurred_at, i.id""", [list(ids)])
+    for memory_id, interaction_id, external_id, entity_id in cursor.fetchall():
+        hit = hits[memory_id]
+        hit.sources.append((interaction_id, external_id))
+        hit.entity_ids = hit.entity_ids | {entity_id}
+    for rank, (pk, distance) in enumerate(dense, 1):
+        hits[pk].similarity, hits[pk].dense_rank = 1 - distance, rank
+    for rank, pk in enumerate(lexical, 1):
+        hits[pk].lexical_rank = rank
+    return hits
+
+
+def _summaries(cursor, f: Filters, query: str) -> dict[int, Hit]:
+    """Current conversation summaries matching the query's words. A summary cites its whole
+    source range, so it informs a pack more than it proves a single turn."""
+    where, params = ["c.workspace_id = %s"], [f.workspace_id]
+    if f.conversation_id:
+        where.append("c.id = %s")
+        params.append(f.conversation_id)
+    if f.channel:
+        where.append("c.channel = %s")
+        params.append(f.channel)
+    if f.entity_id:
+        where.append("EXISTS (SELECT 1 FROM conversations_interaction ci WHERE ci.conversation_id = c.id "
+                     "AND ci.entity_id = %s)")
+        params.append(f.entity_id)
+    if f.as_of:
+        where.append("s.created_at <= %s")
+        params.append(f.as_of)
+        summary_of = "s.conversation_id = c.id"
+    else:
+        summary_of = "s.id = c.current_summary_id"
+    cursor.execute(f"""
+        SELECT s.id, s.text, s.created_at, last.occurred_at, s.conversation_id, s.source_first_id, s.source_last_id
+        FROM conversations_conversation c JOIN conversations_conversationsummary s ON {summary_of}
+             JOIN conversations_interaction last ON last.id = s.source_last_id, {_or_query_sql()} q
+        WHERE {" AND ".join(where)} AND to_tsvector('english', s.text) @@ q
+        ORDER BY ts_rank_cd(to_tsvector('english', s.text), q) DESC, s.id LIMIT 10""", [query, *params])
+    hits = {}
+    for rank, (pk, text, created_at, last_at, conversation_id, first_id, last_id) in enumerate(cursor.fetchall(), 1):
+        hits[pk] = Hit(kind="summary", id=pk, text=text, occurred_at=last_at, learned_at=created_at,
+                       certainty="consolidated", lexical_rank=rank)
+        # Its sources are the whole range it covers, which is what it cites.
+        cursor.execute("""SELECT id, external_id FROM conversations_interaction
+                          WHERE conversation_id = %s AND id BETWEEN %s AND %s ORDER BY id LIMIT 500""",
+                       [conversation_id, first_id, last_id])
+        hits[pk].sources = list(cursor.fetchall())
+    return hits
+
+
+def search(filters: Filters, query: str, vector, *, kinds: tuple[str, ...] = KINDS) -> list[Hit]:
+    """Every kind's dense and lexical neighbours of the query, as hits with their ranks."""
+    literal = _vector(vector)
+    hits: list[Hit] = []
+    with connection.cursor() as cursor:
+        _prepare(cursor)
+        if "interaction" in kinds:
+            hits += _interactions(cursor, filters, query, literal).values()
+        if "memory" in kinds and filters.memory_types:
+            hits += _memories(cursor, filters, query, literal).values()
+        if "summary" in kinds:
+            hits += _summaries(cursor, filters, query).values()
+    return hits
+
+
+_WORD = re.compile(r"[\w'-]+")
+
+
+def entities_named(workspace_id: int, query: str) -> list[tuple[int, str]]:
+    """Live entities whose name (or one of its words, for people) or alias the query
+    mentions: "What did Caroline do…" names Caroline."""
+    words = {w.casefold() for w in _WORD.findall(query)}
+    if not words:
+        return []
+    with connection.cursor() as cursor:
+        cursor.execute("""
+            SELECT id, name, aliases FROM entities_entity
+            WHERE workspace_id = %s AND merged_into_id IS NULL AND status <> 'invalid'
+              AND (lower(split_part(name, ' ', 1)) = ANY(%s) OR lower(name) = ANY(%s)
+                   OR EXISTS (SELECT 1 FROM unnest(aliases) a WHERE lower(a) = ANY(%s)))
+            ORDER BY id LIMIT 20""", [workspace_id, list(words), list(words), list(words)])
+        rows = cursor.fetchall()
+    lowered = query.casefold()
+    return [(pk, name) for pk, name, aliases in rows
+            if any(n.casefold() in lowered for n in [name, name.split(" ")[0], *aliases])]

@@ -1,0 +1,82 @@
+from datetime import datetime
+from uuid import UUID
+
+from ninja import Schema
+from pydantic import AwareDatetime, ConfigDict, Field
+
+
+class RecallIn(Schema):
+    model_config = ConfigDict(extra="forbid")
+    query: str = Field(min_length=1, max_length=2000)
+    types: list[str] | None = Field(None, max_length=10,
+                                    description="memory types and/or interaction, summary; all when omitted")
+    entity: int | None = None
+    conversation: int | None = None
+    channel: str | None = Field(None, max_length=40)
+    limit: int = Field(10, ge=1, le=100)
+    min_confidence: float | None = Field(None, ge=0, le=1)
+    include_candidates: bool = False
+    recency_weight: float | None = Field(None, ge=0, le=10)
+    as_of: AwareDatetime | None = None
+    redact: bool = False
+
+
+class ContextIn(RecallIn):
+    budget_tokens: int = Field(2000, description="100–32,000")
+    budgets: dict[str, float | int] | None = Field(None, description="per section: a share (0.25) or tokens (300)")
+    session: str | None = Field(None, max_length=200, description="include this session's working memory")
+
+
+class SourceOut(Schema):
+    interaction_id: int
+    external_id: str | None
+
+
+class ItemOut(Schema):
+    kind: str
+    id: int
+    text: str
+    score: float
+    score_breakdown: dict[str, float]
+    certainty: str
+    confidence: float
+    status: str
+    type: str
+    occurred_at: datetime | None
+    speaker: str
+    sources: list[SourceOut]
+
+
+class RecallOut(Schema):
+    results: list[ItemOut]
+
+
+class DroppedOut(ItemOut):
+    reason: str
+
+
+class SectionOut(Schema):
+    name: str
+    budget_tokens: int
+    inflow_tokens: int
+    tokens_used: int
+    items: list[ItemOut]
+    dropped: list[DroppedOut]
+
+
+class WarningOut(Schema):
+    id: int
+    text: str
+    score: float
+
+
+class PackOut(Schema):
+    pack_id: UUID
+    query: str
+    as_of: datetime | None
+    created_at: datetime
+    budget_tokens: int
+    tokens_used: int
+    sections: list[SectionOut]
+    warnings: list[WarningOut]
+    text: str

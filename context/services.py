@@ -1,0 +1,397 @@
+"""Unified recall and context packs (DESIGN.md, context packs; seeds 000, 001, 003, 004).
+
+`recall` embeds the query (the one model call a request may make), gathers every kind's
+dense and lexical neighbours (context.retrieval), reads the query's time cues and the
+entities it names, scores everything with the pure linking core (context.scoring) and
+answers the best, each once: a result whose source turns are all cited by a better one
+already is left out, so the top-k spends its slots on different evidence.
+
+`context_pack` fills the sections of a pack in trust order within a token budget
+(context.packing), logs it (PackLog, insert-only) and, after the commit, reinforces what it
+served in the background. `interactions_link_concepts` keeps the concept graph: concepts
+that appear together in a message strengthen their link (Hebbian, seed 001)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import connection, transaction
+from django.utils import timezone
+
+from context import concepts as concept_rules
+from context import packing, retrieval, scoring
+from context.models import ConceptLink, PackLog
+from core.providers import get_embedder, get_token_counter
+from core.services import Actor
+from memory import timeexpr
+
+MAX_LIMIT = 100
+MIN_BUDGET = 100
+MAX_BUDGET = 32_000
+# Concepts kept per message for the graph: pairs grow quadratically, the top few carry it.
+CONCEPTS_PER_MESSAGE = 6
+
+
+@dataclass
+class RecallRequest:
+    query: str
+    workspace_id: int
+    types: tuple[str, ...] | None = None
+    entity_id: int | None = None
+    conversation_id: int | None = None
+    channel: str | None = None
+    limit: int = 10
+    min_confidence: float | None = None
+    include_candidates: bool = False
+    recency_weight: float | None = None
+    as_of: datetime | None = None
+
+
+@dataclass
+class Item:
+    kind: str
+    id: int
+    text: str
+    score: float
+    score_breakdown: dict[str, float]
+    certainty: str
+    confidence: float
+    status: str
+    type: str
+    occurred_at: datetime | None
+    speaker: str
+    sources: list[dict] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {"kind": self.kind, "id": self.id, "text": self.text, "score": round(self.score, 6),
+                "score_breakdown": {k: round(v, 6) for k, v in self.score_breakdown.items()},
+                "certainty": self.certainty, "confidence": self.confidence, "status": self.status, "type": self.type,
+                "occurred_at": self.occurred_at, "speaker": self.speaker, "sources": self.sources}
+
+
+# Kinds a caller may ask for: the memory types, and the other searchable kinds.
+RECALL_TYPES = (*retrieval.MEMORY_TYPES, "interaction", "summary")
+
+
+def _kinds(types: tuple[str, ...] | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    if not types:
+        return retrieval.KINDS, retrieval.MEMORY_TYPES
+    unknown = sorted(set(types) - set(RECALL_TYPES))
+    if unknown:
+        raise ValidationError({"types": f"Unknown type {unknown[0]!r}; known: {', '.join(RECALL_TYPES)}."})
+    memory_types = tuple(t for t in types if t in retrieval.MEMORY_TYPES)
+    kinds = tuple(k for k in retrieval.KINDS if (k == "memory" and memory_types) or k in types)
+    return kinds, memory_types
+
+
+def _validate(request: RecallRequest) -> None:
+    if not request.query.strip():
+        raise ValidationError({"query": "The query is empty."})
+    if not 1 <= request.limit <= MAX_LIMIT:
+        raise ValidationError({"limit": f"The limit lies between 1 and {MAX_LIMIT}."})
+    if request.as_of and request.as_of > timezone.now():
+        raise ValidationError({"as_of": "as_of is in the future: nothing is known about it yet."})
+    if request.min_confidence is not None and not 0 <= request.min_confidence <= 1:
+        raise ValidationError({"min_confidence": "Confidence lies between 0 and 1."})
+    if request.recency_weight is not None and request.recency_weight < 0:
+        raise ValidationError({"recency_weight": "The recency weight is not negative."})
+
+
+def _links(workspace_id: int, query_concepts: frozenset[str]) -> dict[tuple[str, str], float]:
+    if not query_concepts:
+        return {}
+    names = list(query_concepts)
+    rows = ConceptLink.objects.filter(workspace_id=workspace_id, weight__gte=0.2).filter(
+        a__in=names) | ConceptLink.objects.filter(workspace_id=workspace_id, weight__gte=0.2, b__in=names)
+    return {(r.a, r.b): r.weight for r in rows.order_by("-weight")[:200]}
+
+
+def _candidate(hit: retrieval.Hit) -> scoring.Candidate:
+    return scoring.Candidate(
+        key=(hit.kind, hit.id), kind=hit.kind, type=hit.type, text=hit.text, similarity=hit.similarity,
+        lexical_rank=hit.lexical_rank, dense_rank=hit.dense_rank, occurred_at=hit.occurred_at,
+        learned_at=hit.learned_at, importance=hit.importance, confidence=hit.confidence, certainty=hit.certainty,
+        reinforcement=hit.reinforcement, access_count=hit.access_count,
+        concepts=concept_rules.concepts(hit.text), entity_ids=hit.entity_ids, status=hit.status,
+    )
+
+
+def _item(hit: retrieval.Hit, scored: scoring.Scored) -> Item:
+    return Item(kind=hit.kind, id=hit.id, text=hit.text, score=scored.score, score_breakdown=scored.breakdown,
+                certainty=hit.certainty, confidence=hit.confidence, status=hit.status, type=hit.type,
+                occurred_at=hit.occurred_at, speaker=hit.speaker,
+                sources=[{"interaction_id": i, "external_id": e} for i, e in hit.sources])
+
+
+def ranked(request: RecallRequest) -> list[Item]:
+    """Every candidate for the query, best first, with its score breakdown (no cut)."""
+    _validate(request)
+    kinds, memory_types = _kinds(request.types)
+    now = request.as_of or timezone.now()
+    vector = get_embedder().embed([request.query])[0]
+    filters = retrieval.Filters(
+        workspace_id=request.workspace_id, entity_id=request.entity_id, conversation_id=request.conversation_id,
+        channel=request.channel, min_confidence=request.min_confidence,
+        include_candidates=request.include_candidates, as_of=request.as_of, memory_types=memory_types)
+    with transaction.atomic():
+        hits = retrieval.search(filters, request.query, vector, kinds=kinds)
+        named = retrieval.entities_named(request.workspace_id, request.query)
+    query_concepts = concept_rules.concepts(request.query)
+    time_range = timexpr_range(request.query, now)
+    query = scoring.Query(text=request.query, concepts=query_concepts,
+                          entity_ids=frozenset(pk for pk, _ in named) | (
+                              {request.entity_id} if request.entity_id else set()),
+                          time_range=time_range, now=now, recency_weight=request.recency_weight)
+    by_key = {(h.kind, h.id): h for h in hits}
+    scored = scoring.score(query, [_candidate(h) for h in hits], concept_links=_links(request.workspace_id, query_concepts))
+    return [_item(by_key[s.candidate.key], s) for s in scored]
+
+
+def timexpr_range(query: str, now: datetime):
+    found = timeexpr.query_range(query, now)
+    return (found.first, found.last) if found else None
+
+
+def _diverse(items: list[Item], limit: int) -> list[Item]:
+    """The best items, skipping one whose every source a better item already cites."""
+    chosen, cited = [], set()
+    for item in items:
+        ids = {s["interaction_id"] for s in item.sources}
+        if ids and ids <= cited:
+            continue
+        chosen.append(item)
+        cited |= ids
+        if len(chosen) == limit:
+            break
+    return chosen
+
+
+def recall(request: RecallRequest) -> list[Item]:
+    return _diverse(ranked(request), request.limit)
+
+
+# --- context packs --------------------------------------------------------------------------
+
+SECTION_OF_TYPE = {"identity": "identity", "preference": "preference"}
+
+
+def _date(moment: datetime | None) -> str:
+    return moment.strftime("%-d %B %Y") if moment else ""
+
+
+def render(item: Item) -> str:
+    """One line of the pack's text: the date and the speaker where they are known."""
+    when = f"[{_date(item.occurred_at)}] " if item.occurred_at else ""
+    if item.kind == "interaction":
+        return f"{when}{item.speaker}: {item.text}"
+    if item.kind == "summary":
+        return f"{when}Summary: {item.text}"
+    if item.kind == "trusted_state":
+        return f"- {item.text}"
+    if item.kind in ("entity", "relationship"):
+        return f"- {item.text}"
+    return f"- {when}{item.text}"
+
+
+@dataclass
+class PackRequest(RecallRequest):
+    budget_tokens: int = 2000
+    budgets: dict[str, float | int] | None = None
+    session: str | None = None
+
+
+def _section_for(item: Item) -> str:
+    if item.kind == "memory":
+        return SECTION_OF_TYPE.get(item.type, "retrieval")
+    return "retrieval"
+
+
+def _trusted_items(workspace_id: int, as_of: datetime | None) -> list[Item]:
+    from memory.models import TrustedState
+
+    rows = TrustedState.objects.filter(workspace_id=workspace_id)
+    if as_of:
+        rows = rows.filter(created_at__lte=as_of)
+    latest = {}
+    for row in rows.order_by("key", "version"):
+        latest[row.key] = row
+    return [Item(kind="trusted_state", id=r.pk, text=f"{r.key}: {r.value}", score=1.0, score_breakdown={},
+                 certainty="verbatim", confidence=1.0, status="active", type="", occurred_at=None, speaker="")
+            for r in latest.values() if not r.deleted]
+
+
+def _entity_items(workspace_id: int, entity_ids: list[int], as_of: datetime | None) -> list[Item]:
+    """What is known about the entities the query names: current profile values and
+    relationships, each citing the message it came from."""
+    from entities.models import Entity
+    from entities.selectors import profile_current, relationships_for
+
+    items = []
+    for entity in Entity.objects.filter(workspace_id=workspace_id, pk__in=entity_ids):
+        for value in profile_current(entity=entity):
+            sources = [{"interaction_id": value.evidence_id, "external_id": None}] if value.evidence_id else []
+            items.append(Item(kind="profile_value", id=value.pk, text=f"{entity.name} — {value.key}: {value.value}",
+                              score=value.confidence, score_breakdown={"entity": 1.0}, certainty="verbatim",
+                              confidence=value.confidence, status="active", type="", occurred_at=None, speaker="",
+                              sources=sources))
+        for rel in relationships_for(entity=entity, as_of=as_of):
+            sources = [{"interaction_id": rel.evidence_id, "external_id": None}] if rel.evidence_id else []
+            items.append(Item(kind="relationship", id=rel.pk,
+                              text=f"{rel.subject.name} {rel.predicate.replace('_', ' ')} {rel.object.name}",
+                              score=rel.confidence, score_breakdown={"entity": 1.0}, certainty="extracted",
+                              confidence=rel.confidence, status=rel.status, type="", occurred_at=None, speaker="",
+                              sources=sources))
+    return items
+
+
+def _working_items(workspace_id: int, session: str | None) -> list[Item]:
+    if not session:
+        return []
+    from memory.models import WorkingMemoryItem
+
+    rows = WorkingMemoryItem.objects.filter(session__workspace_id=workspace_id, session__key=session,
+                                            status="in_focus").order_by("-attention", "id")
+    return [Item(kind="working_memory", id=r.pk, text=r.content, score=r.attention, score_breakdown={},
+                 certainty="verbatim", confidence=1.0, status="in_focus", type="", occurred_at=None, speaker="")
+            for r in rows]
+
+
+def _censor_warnings(workspace_id: int, query: str, ranked_items: list[Item]) -> list[dict]:
+    return [{"id": i.id, "text": i.text, "score": round(i.score, 4)} for i in ranked_items
+            if i.kind == "memory" and i.type == "censor" and i.score >= settings.MNEMO_PACK_CENSOR_MIN_SCORE]
+
+
+def _pack_item(item: Item) -> packing.PackItem:
+    return packing.PackItem(key=(item.kind, item.id), section=_section_for(item) if item.kind in
+                            ("memory", "interaction", "summary") else item.kind, text=render(item), score=item.score,
+                            payload={"item": item})
+
+
+def context_pack(request: PackRequest, *, actor: Actor) -> PackLog:
+    """Build, log and return a pack. Serving it reinforces its memories after the commit."""
+    if not MIN_BUDGET <= request.budget_tokens <= MAX_BUDGET:
+        raise ValidationError({"budget_tokens": f"The budget lies between {MIN_BUDGET} and {MAX_BUDGET} tokens."})
+    all_ranked = ranked(request)
+    entity_ids = sorted({*(pk for pk, _ in retrieval.entities_named(request.workspace_id, request.query)),
+                         *([request.entity_id] if request.entity_id else [])})
+    sections: dict[str, list[packing.PackItem]] = {s.name: [] for s in packing.DEFAULT_SECTIONS}
+    for item in _trusted_items(request.workspace_id, request.as_of):
+        sections["trusted_state"].append(packing.PackItem(key=("trusted_state", item.id), section="trusted_state",
+                                                          text=render(item), score=1.0, payload={"item": item}))
+    for item in _entity_items(request.workspace_id, entity_ids, request.as_of):
+        sections["entities"].append(packing.PackItem(key=(item.kind, item.id), section="entities", text=render(item),
+                                                     score=item.score, payload={"item": item}))
+    for item in _working_items(request.workspace_id, request.session):
+        sections["retrieval"].append(packing.PackItem(key=("working_memory", item.id), section="retrieval",
+                                                      text=f"- (in focus) {item.text}", score=item.score,
+                                                      payload={"item": item}))
+    cited: set[int] = set()
+    for item in all_ranked:
+        if item.kind == "memory" and item.type == "censor":
+            continue  # censors come as warnings
+        ids = {s["interaction_id"] for s in item.sources}
+        if ids and ids <= cited:
+            continue
+        cited |= ids
+        sections[_section_for(item)].append(packing.PackItem(key=(item.kind, item.id), section=_section_for(item),
+                                                             text=render(item), score=item.score,
+                                                             payload={"item": item}))
+    counter = get_token_counter()
+    try:
+        built = packing.pack(sections, total_budget=request.budget_tokens, count_tokens=counter.count,
+                             overrides=request.budgets)
+    except ValueError as exc:
+        raise ValidationError({"budgets": str(exc)}) from None
+    warnings = _censor_warnings(request.workspace_id, request.query, all_ranked)
+    log = PackLog.objects.create(
+        workspace_id=request.workspace_id, api_key=actor.api_key, actor_label=actor.label[:200], query=request.query,
+        params=_params(request), as_of=request.as_of, budget_tokens=request.budget_tokens,
+        tokens_used=built.tokens_used, text=built.text, warnings=warnings,
+        sections=[_section_json(s) for s in built.sections],
+    )
+    served = [i.payload["item"].id for s in built.sections for i in s.items
+              if i.payload["item"].kind == "memory"]
+    if served:
+        transaction.on_commit(lambda: _enqueue_touch(served))
+    return log
+
+
+def _params(request: PackRequest) -> dict:
+    return {"types": list(request.types or []), "entity": request.entity_id, "conversation": request.conversation_id,
+            "channel": request.channel, "min_confidence": request.min_confidence,
+            "include_candidates": request.include_candidates, "recency_weight": request.recency_weight,
+            "budgets": request.budgets, "session": request.session}
+
+
+def _item_json(item: Item) -> dict:
+    data = item.as_dict()
+    data["occurred_at"] = item.occurred_at.isoformat() if item.occurred_at else None
+    return data
+
+
+def _section_json(section: packing.PackedSection) -> dict:
+    return {"name": section.name, "budget_tokens": section.budget_tokens, "inflow_tokens": section.inflow_tokens,
+            "tokens_used": section.tokens_used,
+            "items": [_item_json(i.payload["item"]) for i in section.items],
+            "dropped": [{**_item_json(i.payload["item"]), "reason": reason} for i, reason in section.dropped]}
+
+
+def _enqueue_touch(memory_ids: list[int]) -> None:
+    from context.tasks import touch_memories
+
+    touch_memories.delay(memory_ids)
+
+
+# --- the concept graph ----------------------------------------------------------------------
+
+def interactions_link_concepts(interactions) -> None:
+    """Processor: concepts said together in a message strengthen their link."""
+    pairs: dict[tuple[int, str, str], int] = {}
+    for interaction in interactions:
+        if interaction.direction == "system":
+            continue
+        found = sorted(concept_rules.concepts(interaction.content, max_concepts=CONCEPTS_PER_MESSAGE))
+        for a, b in concept_rules.cooccurrence_pairs(found):
+            key = (interaction.workspace_id, a[:80], b[:80])
+            pairs[key] = pairs.get(key, 0) + 1
+    if not pairs:
+        return
+    now = timezone.now()
+    with connection.cursor() as cursor:
+        # Each co-occurrence moves the weight a tenth of the way to 1 (concepts.strengthen).
+        cursor.executemany("""
+            INSERT INTO context_conceptlink (workspace_id, a, b, weight, count, updated_at)
+            VALUES (%s, %s, %s, 1 - power(0.9, %s), %s, %s)
+            ON CONFLICT (workspace_id, a, b) DO UPDATE
+            SET weight = 1 - (1 - context_conceptlink.weight) * power(0.9, EXCLUDED.count),
+                count = context_conceptlink.count + EXCLUDED.count, updated_at = EXCLUDED.updated_at""",
+                           [(ws, a, b, n, n, now) for (ws, a, b), n in sorted(pairs.items())])
+
+
+# --- erasure --------------------------------------------------------------------------------
+
+def context_erase(entity, interaction_ids: list[int]) -> int:
+    """Eraser (entities.register_eraser): packs that served the person's messages or were
+    built about them, and the concept links their messages made, go with them. A link is
+    an aggregate, so every pair an erased message contributed to is dropped whole."""
+    from conversations.models import Interaction
+
+    removed = 0
+    for content in Interaction.objects.filter(pk__in=interaction_ids).values_list("content", flat=True).iterator():
+        found = sorted(concept_rules.concepts(content, max_concepts=CONCEPTS_PER_MESSAGE))
+        for a, b in concept_rules.cooccurrence_pairs(found):
+            removed += ConceptLink.objects.filter(workspace_id=entity.workspace_id, a=a[:80], b=b[:80]).delete()[0]
+    with connection.cursor() as cursor:
+        cursor.execute("""
+            DELETE FROM context_packlog p WHERE p.workspace_id = %s AND (
+                (p.params->>'entity')::bigint = %s OR EXISTS (
+                    SELECT 1 FROM jsonb_array_elements(p.sections) s,
+                         jsonb_array_elements(coalesce(s->'items', '[]'::jsonb) || coalesce(s->'dropped', '[]'::jsonb)) i,
+                         jsonb_array_elements(coalesce(i->'sources', '[]'::jsonb)) src
+                    WHERE (src->>'interaction_id')::bigint = ANY(%s)))""",
+                       [entity.workspace_id, entity.pk, list(interaction_ids)])
+        removed += cursor.rowcount
+    return removed

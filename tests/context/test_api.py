@@ -1,0 +1,192 @@
+"""Recall and context packs against the real database: hybrid retrieval with provenance
+and score breakdowns, filters, time cues, the budget never exceeded, trust order and
+flow-down, censors as warnings, working memory, the pack log (explain, immutable),
+reinforcement after serving, as_of, bad input and isolation."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import re
+
+import pytest
+from django.db import IntegrityError, InternalError, ProgrammingError, transaction
+
+from context.models import ConceptLink, PackLog
+from conversations.services import InteractionItem, interactions_index, interactions_log
+from core.providers import get_token_counter
+from entities.models import Entity
+from memory.models import Memory
+from memory.services import memories_embed
+from tests.helpers import assert_error
+
+pytestmark = pytest.mark.django_db
+
+T0 = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
+CHAT = [
+    ("Caroline", "I went to the LGBTQ support group yesterday and it was so powerful."),
+    ("Melanie", "That's wonderful! I've been painting a lake sunrise this week."),
+    ("Caroline", "I'm thinking about a career in counseling for transgender people."),
+    ("Melanie", "My kids loved the camping trip to the mountains last month."),
+    ("Caroline", "My friends gave me a hand-painted bowl for my birthday."),
+    ("Melanie", "I run a charity race for mental health every summer."),
+]
+
+
+def log_chat(workspace, lines=CHAT, start=T0, thread="conv-1"):
+    items = [InteractionItem(channel="chat", channel_id=who, sender_name=who, content=text, thread=thread,
+                             external_id=f"{thread}:{i}", occurred_at=start + timedelta(seconds=10 * i))
+             for i, (who, text) in enumerate(lines)]
+    ids = [r.id for r in interactions_log(workspace=workspace, items=items)]
+    interactions_index(interaction_ids=ids, batch_size=len(ids) + 64)
+    memories_embed()
+    return ids
+
+
+def test_recall_finds_the_turn_with_its_source_and_breakdown(api, workspace):
+    ids = log_chat(workspace)
+    response = api.post("/recall", {"query": "When did Caroline go to the LGBTQ support group?", "limit": 5})
+    assert response.status_code == 200, response.json()
+    results = response.json()["results"]
+    assert 1 <= len(results) <= 5
+    top_sources = {s["interaction_id"] for r in results[:2] for s in r["sources"]}
+    assert ids[0] in top_sources
+    first = results[0]
+    assert set(first) >= {"kind", "id", "text", "score", "score_breakdown", "certainty", "confidence", "status",
+                          "occurred_at", "sources"}
+    assert abs(sum(first["score_breakdown"].values()) - first["score"]) < 1e-3
+    assert first["sources"][0]["external_id"].startswith("conv-1:")
+
+
+def test_recall_spends_its_slots_on_different_evidence(api, workspace):
+    log_chat(workspace)
+    results = api.post("/recall", {"query": "support group", "limit": 10}).json()["results"]
+    seen = set()
+    for r in results:
+        ids = {s["interaction_id"] for s in r["sources"]}
+        assert not ids or not ids <= seen, "a result repeats only evidence a better one cites"
+        seen |= ids
+
+
+def test_recall_filters(api, workspace):
+    log_chat(workspace)
+    melanie = Entity.objects.get(name="Melanie")
+    results = api.post("/recall", {"query": "painting", "entity": melanie.pk, "types": ["interaction"]}).json()["results"]
+    assert results and {r["kind"] for r in results} == {"interaction"}
+    assert all(r["speaker"] == "Melanie" for r in results)
+    memories = api.post("/recall", {"query": "support group", "types": ["episodic"]}).json()["results"]
+    assert memories and {r["kind"] for r in memories} == {"memory"} and {r["type"] for r in memories} == {"episodic"}
+    none = api.post("/recall", {"query": "painting", "min_confidence": 1.0, "types": ["preference"]}).json()
+    assert none["results"] == []
+
+
+def test_time_cues_in_the_query_boost_what_happened_then(api, workspace):
+    log_chat(workspace, [("Caroline", "We went hiking in the Alps.")], start=datetime(2022, 7, 2, tzinfo=timezone.utc),
+             thread="a")
+    log_chat(workspace, [("Caroline", "We went hiking in the Rockies.")], start=datetime(2023, 9, 2, tzinfo=timezone.utc),
+             thread="b")
+    results = api.post("/recall", {"query": "Where did Caroline go hiking in 2022?", "types": ["interaction"]}).json()
+    assert "Alps" in results["results"][0]["text"]
+    assert results["results"][0]["score_breakdown"]["time"] > 0
+
+
+def test_an_empty_workspace_answers_empty_not_500(api):
+    assert api.post("/recall", {"query": "anything"}).json() == {"results": []}
+    pack = api.post("/context", {"query": "anything"}).json()
+    assert pack["tokens_used"] == 0 and pack["text"] == "" and all(not s["items"] for s in pack["sections"])
+
+
+def test_a_pack_fits_its_budget_in_trust_order_and_is_logged(api, admin_api, workspace):
+    log_chat(workspace)
+    admin_api.put("/trusted-state/release", {"value": "3.2 ships on Friday"})
+    pack = api.post("/context", {"query": "What does Caroline want to do for a career?", "budget_tokens": 300}).json()
+    assert pack["tokens_used"] <= 300
+    assert get_token_counter().count(pack["text"]) == pack["tokens_used"]
+    assert [s["name"] for s in pack["sections"]] == ["trusted_state", "identity", "preference", "entities", "retrieval"]
+    assert pack["text"].index("3.2 ships on Friday") < pack["text"].index("counseling")
+    assert re.search(r"^\[8 May 2023\] (Caroline|Melanie): ", pack["text"], re.M)  # dates and speakers rendered
+    keys = [(i["kind"], i["id"]) for s in pack["sections"] for i in s["items"]]
+    assert len(keys) == len(set(keys))
+    logged = api.get(f"/packs/{pack['pack_id']}").json()
+    assert logged["text"] == pack["text"] and logged["sections"] == pack["sections"]
+
+
+def test_a_small_budget_drops_items_and_says_why(api, workspace):
+    log_chat(workspace)
+    pack = api.post("/context", {"query": "Caroline", "budget_tokens": 100}).json()
+    assert pack["tokens_used"] <= 100
+    dropped = [d for s in pack["sections"] for d in s["dropped"]]
+    assert dropped and {d["reason"] for d in dropped} <= {"budget", "duplicate", "empty"}
+
+
+def test_unused_budget_flows_down(api, workspace):
+    log_chat(workspace)
+    pack = api.post("/context", {"query": "painting lake sunrise", "budget_tokens": 400}).json()
+    retrieval = next(s for s in pack["sections"] if s["name"] == "retrieval")
+    assert retrieval["inflow_tokens"] > 0 and retrieval["tokens_used"] > retrieval["budget_tokens"] * 0 + 1
+
+
+def test_censors_come_as_warnings_and_working_memory_is_included(api, workspace):
+    log_chat(workspace)
+    api.post("/censors", {"trigger": "share Caroline's counseling plans publicly", "reason": "she asked us not to"})
+    api.put("/working-memory/s1", {"items": [{"content": "drafting a reply to Caroline", "attention": 0.9}]})
+    memories_embed()
+    pack = api.post("/context", {"query": "Caroline's counseling career plans", "session": "s1"}).json()
+    assert any("counseling" in w["text"] for w in pack["warnings"])
+    assert "(in focus) drafting a reply to Caroline" in pack["text"]
+
+
+def test_serving_a_pack_reinforces_its_memories_in_the_background(api, workspace):
+    from context.tasks import touch_memories
+
+    log_chat(workspace)
+    pack = api.post("/context", {"query": "support group"}).json()
+    served = [i["id"] for s in pack["sections"] for i in s["items"] if i["kind"] == "memory"]
+    assert served and all(m.access_count == 0 for m in Memory.objects.filter(pk__in=served))  # not in the request
+    touch_memories(served)
+    assert all(m.access_count == 1 for m in Memory.objects.filter(pk__in=served))
+
+
+def test_the_pack_log_is_insert_only(api, workspace):
+    pack = api.post("/context", {"query": "anything"}).json()
+    for statement in (lambda: PackLog.objects.filter(pk=pack["pack_id"]).update(text="edited"),
+                      lambda: PackLog.objects.filter(pk=pack["pack_id"]).delete()):
+        with pytest.raises((InternalError, ProgrammingError, IntegrityError)), transaction.atomic():
+            statement()
+
+
+def test_as_of_rebuilds_what_was_known_then(api, workspace):
+    log_chat(workspace, [("Caroline", "I adopted a cat named Milo.")], thread="old")
+    cutoff = datetime.now(timezone.utc)
+    log_chat(workspace, [("Caroline", "I adopted a dog named Rex.")], thread="new")
+    texts = [r["text"] for r in api.post("/recall", {"query": "adopted pet", "as_of": cutoff.isoformat()}).json()["results"]]
+    assert any("Milo" in t for t in texts) and not any("Rex" in t for t in texts)
+
+
+def test_concepts_said_together_are_linked(workspace):
+    log_chat(workspace)
+    assert ConceptLink.objects.filter(workspace=workspace).exists()
+
+
+@pytest.mark.parametrize("payload", [
+    {"query": ""},
+    {"query": "x", "budget_tokens": 10},
+    {"query": "x", "budget_tokens": 10_000_000},
+    {"query": "x", "types": ["opinion"]},
+    {"query": "x", "as_of": "2999-01-01T00:00:00Z"},
+    {"query": "x", "budgets": {"nonsense": 0.5}},
+    {"query": "x", "limit": 0},
+])
+def test_bad_input_is_422(api, payload):
+    assert_error(api.post("/context", payload), 422)
+    assert PackLog.objects.count() == 0
+
+
+def test_another_workspaces_ids_are_404(api, outsider_api, workspace):
+    log_chat(workspace)
+    caroline = Entity.objects.get(name="Caroline")
+    assert_error(outsider_api.post("/recall", {"query": "x", "entity": caroline.pk}), 404)
+    assert_error(outsider_api.post("/context", {"query": "x", "entity": caroline.pk}), 404)
+    pack = api.post("/context", {"query": "support group"}).json()
+    assert_error(outsider_api.get(f"/packs/{pack['pack_id']}"), 404)
+    assert outsider_api.post("/recall", {"query": "support group"}).json() == {"results": []}
