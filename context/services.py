@@ -232,19 +232,25 @@ def _entity_items(workspace_id: int, entity_ids: list[int], as_of: datetime | No
     items = []
     for entity in Entity.objects.filter(workspace_id=workspace_id, pk__in=entity_ids):
         for value in profile_current(entity=entity):
-            sources = [{"interaction_id": value.evidence_id, "external_id": None}] if value.evidence_id else []
+            sources = _evidence_source(value)
             items.append(Item(kind="profile_value", id=value.pk, text=f"{entity.name} — {value.key}: {value.value}",
                               score=value.confidence, score_breakdown={"entity": 1.0}, certainty="verbatim",
                               confidence=value.confidence, status="active", type="", occurred_at=None, speaker="",
                               sources=sources))
         for rel in relationships_for(entity=entity, as_of=as_of):
-            sources = [{"interaction_id": rel.evidence_id, "external_id": None}] if rel.evidence_id else []
+            sources = _evidence_source(rel)
             items.append(Item(kind="relationship", id=rel.pk,
                               text=f"{rel.subject.name} {rel.predicate.replace('_', ' ')} {rel.object.name}",
                               score=rel.confidence, score_breakdown={"entity": 1.0}, certainty="extracted",
                               confidence=rel.confidence, status=rel.status, type="", occurred_at=None, speaker="",
                               sources=sources))
     return items
+
+
+def _evidence_source(row) -> list[dict]:
+    if not row.evidence_id:
+        return []
+    return [{"interaction_id": row.evidence_id, "external_id": row.evidence.external_id}]
 
 
 def _working_items(workspace_id: int, session: str | None) -> list[Item]:

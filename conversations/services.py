@@ -347,6 +347,13 @@ def _enqueue_summary(conversation_id: int) -> None:
     summarise_conversation.delay(conversation_id)
 
 
+def embedding_text(content: str, sender_name: str) -> str:
+    """What an interaction's embedding is made of: who said it, then what was said. Who is
+    part of the meaning ("Caroline: I went to the support group" answers "what did
+    Caroline do?"); without the name, questions about a person match anyone's words."""
+    return f"{sender_name}: {content}" if sender_name else content
+
+
 def interactions_index(*, interaction_ids: list[int], batch_size: int = PROCESS_CHUNK) -> int:
     """Embed the given interactions if still waiting, topped up with other waiting ones up
     to `batch_size`: under a stream of single messages one task then serves many, and the
@@ -366,13 +373,13 @@ def interactions_index(*, interaction_ids: list[int], batch_size: int = PROCESS_
             )
         if not claimed:
             return 0
-        rows = list(Interaction.objects.filter(pk__in=claimed).values_list("pk", "workspace_id", "content"))
+        rows = list(Interaction.objects.filter(pk__in=claimed).values_list("pk", "workspace_id", "content", "sender_name"))
         embedder = get_embedder()
-        vectors = embedder.embed([content for _, _, content in rows])
+        vectors = embedder.embed([embedding_text(content, sender) for _, _, content, sender in rows])
         now = timezone.now()
         InteractionIndex.objects.bulk_create(
             [InteractionIndex(interaction_id=pk, workspace_id=ws, embedding=vector, model=embedder.name, processed_at=now)
-             for (pk, ws, _), vector in zip(rows, vectors)],
+             for (pk, ws, _, _), vector in zip(rows, vectors)],
             ignore_conflicts=True,
         )
         if _processors:

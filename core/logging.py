@@ -7,6 +7,7 @@ import contextvars
 import json
 import logging
 import re
+import time
 import uuid
 
 request_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
@@ -30,11 +31,14 @@ class RequestIdMiddleware:
         request_id = supplied if _CLIENT_ID.match(supplied) else new_request_id()
         request.request_id = request_id
         token = request_id_var.set(request_id)
+        started = time.perf_counter()
         try:
             response = self.get_response(request)
         finally:
             request_id_var.reset(token)
         response[self.header] = request_id
+        # Server time without the network or the client: what benchmarks report as server-side.
+        response["Server-Timing"] = f"app;dur={(time.perf_counter() - started) * 1000:.2f}"
         return response
 
 

@@ -315,3 +315,10 @@ def test_the_sweep_reads_last_messages_in_one_query_however_many_conversations(w
     assert len(changed) == 6
     reads = [q["sql"] for q in queries.captured_queries if 'FROM "conversations_interaction"' in q["sql"]]
     assert len(reads) == 1
+
+
+def test_the_embedding_reads_who_said_it():
+    from conversations.services import embedding_text
+
+    assert embedding_text("I went to the support group.", "Caroline") == "Caroline: I went to the support group."
+    assert embedding_text("deploy done", "") == "deploy done"

@@ -256,3 +256,9 @@ def test_the_audit_log_is_per_workspace_and_filterable(admin_api, outsider_api, 
 
 def test_status_of_one_workspace_is_not_visible_with_anothers_key(outsider_api, other_workspace):
     assert outsider_api.get("/status").json()["workspace"]["slug"] == "globex"
+
+
+def test_every_answer_says_its_server_time(api, anon_api):
+    for response in (api.get("/status"), anon_api.get("/health")):
+        name, duration = response["Server-Timing"].split(";dur=")
+        assert name == "app" and float(duration) >= 0
