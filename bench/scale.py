@@ -37,11 +37,14 @@ query embedding; HNSW recall against exact search at the same filters).
    and recall filtered to the entity the query names. Server-side = the `Server-Timing:
    app;dur=` header (the whole request in Django, query embedding included); client =
    wall time around the HTTP call. Queries: LoCoMo questions with the names swapped for
-   speakers of the workspace, else generated ones.
+   speakers of the workspace, else generated ones. Then, for --breakdown queries, where a
+   recall's time goes: context.services.ranked()'s steps run in this process against the
+   same database, every SQL statement timed (indicative; the API numbers are the result).
 3. HNSW recall@10 against exact search, for --hnsw-queries query vectors, with the SQL shape
    of context/retrieval.py (workspace filter, hnsw.iterative_scan = relaxed_order,
    hnsw.ef_search = 120, LIMIT 60): interactions, interactions of one entity, memories.
-   Exact = the same query with enable_indexscan off (checked with EXPLAIN).
+   Exact = the same query with enable_indexscan off (checked with EXPLAIN; the connections
+   never prepare statements, whose cached plans would ignore that setting).
 
 The temporary Mnemo (bench/harness.py) is stopped at the end; with --url nothing is
 stopped, and the indexes are dropped and rebuilt in that instance's database (all
@@ -58,6 +61,7 @@ import re
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -101,7 +105,8 @@ HNSW_INDEXES = {
                               "CREATE INDEX memory_embedding_hnsw ON public.memory_memory "
                               "USING hnsw (embedding vector_cosine_ops) WITH (m='16', ef_construction='64')"),
     "interaction_search_gin": ("conversations_interaction",
-                               "CREATE INDEX interaction_search_gin ON public.conversations_interaction USING gin (search)"),
+                               "CREATE INDEX interaction_search_gin ON public.conversations_interaction "
+                               "USING gin (search)"),
     "memory_search_gin": ("memory_memory", "CREATE INDEX memory_search_gin ON public.memory_memory USING gin (search)"),
 }
 LOADED_TABLES = ["entities_entity", "entities_identity", "conversations_conversation",
@@ -314,11 +319,11 @@ def make_speakers(n: int, rng: random.Random) -> list[tuple[str, str, dict[str, 
     seen, out = set(), []
     while len(out) < n:
         first, last = rng.choice(FIRST), rng.choice(LAST)
-        if (first, last) in seen:
+        slack = "U" + "".join(rng.choices("0123456789ABCDEF", k=8))
+        if (first, last) in seen or slack in seen:
             continue
-        seen.add((first, last))
-        handles = {"chat": f"{first} {last}", "slack": "U" + "".join(rng.choices("0123456789ABCDEF", k=8)),
-                   "email": f"{first}.{last}@example.org".lower()}
+        seen.update({(first, last), slack})
+        handles = {"chat": f"{first} {last}", "slack": slack, "email": f"{first}.{last}@example.org".lower()}
         out.append((f"{first} {last}", first, handles))
     return out
 
@@ -368,7 +373,8 @@ def index_rows_binary(ids: np.ndarray, workspace_id: int, vectors: np.ndarray, p
     int16 dim, int16 0, then the floats, all big-endian."""
     model = MODEL.encode()
     dt = np.dtype([("nf", ">i2"), ("l1", ">i4"), ("id", ">i8"), ("l2", ">i4"), ("ws", ">i8"), ("l3", ">i4"),
-                   ("dim", ">i2"), ("unused", ">i2"), ("vec", ">f4", (DIM,)), ("l4", ">i4"), ("model", f"S{len(model)}"),
+                   ("dim", ">i2"), ("unused", ">i2"), ("vec", ">f4", (DIM,)), ("l4", ">i4"),
+                   ("model", f"S{len(model)}"),
                    ("l5", ">i4"), ("ts", ">i8")])
     rows = np.empty(len(ids), dt)
     rows["nf"], rows["l1"], rows["id"], rows["l2"], rows["ws"] = 5, 8, ids, 8, workspace_id
@@ -436,7 +442,6 @@ class Generator:
         self.pool_use = np.zeros(len(pool.texts), np.int64)
         self.done_interactions = 0
         self.done_memories = 0
-        self.by_type = {t: [i for i, types in enumerate(pool.types) if t in types] for t in TYPE_MIX}
 
     def chunks(self):
         """Consecutive runs of conversations of about --chunk interactions each."""
@@ -521,7 +526,7 @@ class Generator:
         created_us = np.array([int(t.timestamp() * 1e6) for t in times], np.int64)
         processed = created_us + self.nrng.integers(1_000_000, 30_000_000, n)
         chunk.index_bytes = index_rows_binary(ids, ws, vectors, processed)
-        ctx = _ChunkRows(ids, pool_idx, speaker_of, conv_of, conv_ids, texts, times, vectors)
+        ctx = _ChunkRows(ids, pool_idx, speaker_of, conv_of, conv_ids, texts, times)
         self.done_interactions += n
         self._memories(chunk, ctx)
         return chunk
@@ -621,7 +626,7 @@ class Generator:
             return None
         return dict(type="episodic", certainty="extracted", text=drafted.text, confidence=0.9, importance=0.5,
                     subject=None, attribute="", value="", polarity=1, source=f"rule:{EPISODE_RULE}",
-                    rule=EPISODE_RULE, model="", prompt_version="", at=b - 1, event_first=drafted.first,
+                    rule=EPISODE_RULE, model="", prompt_version="", at=a, event_first=drafted.first,
                     event_last=drafted.last, reinforcement=0, confirmed=None,
                     metadata={"participants": list(drafted.participants), "first_interaction_id": int(r.ids[a]),
                               "last_interaction_id": int(r.ids[b - 1])},
@@ -631,7 +636,8 @@ class Generator:
         rng, ws = self.rng, self.workspace_id
         memory_ids = self.alloc("memory_memory", len(drafts))
         evidence_ids = self.alloc("memory_memoryevidence", sum(len(d["evidence"]) for d in drafts))
-        base = np.stack([r.vectors[d["vec"]].mean(axis=0) for d in drafts])
+        # The source texts' pool vectors (an episode: the mean of its turns'), plus noise.
+        base = np.stack([self.pool.vectors[r.pool_idx[d["vec"]]].mean(axis=0) for d in drafts])
         vectors = noisy(base / np.linalg.norm(base, axis=1, keepdims=True), self.args.noise, self.nrng)
         e = 0
         for d, mid, vec in zip(drafts, memory_ids, vectors):
@@ -661,7 +667,6 @@ class _ChunkRows:
     conv_ids: np.ndarray
     texts: list[str]
     times: list[datetime]
-    vectors: np.ndarray
 
 
 def _copy(cur, table: str, cols: str, rows: list) -> None:
@@ -718,7 +723,19 @@ def drop_indexes(conn) -> dict[str, str]:
     return defs
 
 
-def build_indexes(conn, defs: dict[str, str]) -> dict[str, float]:
+def _watch_index_build(dsn: str, done: threading.Event, every: float = 30.0) -> None:
+    """Print pg_stat_progress_create_index now and then while a long build runs."""
+    with connect(dsn) as conn:
+        while not done.wait(every):
+            for phase, done_t, total_t, done_b, total_b in conn.execute(
+                    "SELECT phase, tuples_done, tuples_total, blocks_done, blocks_total "
+                    "FROM pg_stat_progress_create_index").fetchall():
+                tuples = f"tuples {done_t:,}/{total_t:,}" if total_t else ""
+                blocks = f"blocks {done_b:,}/{total_b:,}" if total_b else ""
+                print(f"    … {phase} {tuples} {blocks}".rstrip(), flush=True)
+
+
+def build_indexes(conn, defs: dict[str, str], dsn: str) -> dict[str, float]:
     conn.execute("SET maintenance_work_mem = '4GB'")
     conn.execute("SET max_parallel_maintenance_workers = 2")
     seconds = {}
@@ -726,11 +743,18 @@ def build_indexes(conn, defs: dict[str, str]) -> dict[str, float]:
         exists = conn.execute("SELECT 1 FROM pg_indexes WHERE indexname = %s", [name]).fetchone()
         if exists:
             continue
-        print(f"  building {name} …", end=" ", flush=True)
+        print(f"  building {name} …", flush=True)
         started = time.monotonic()
-        conn.execute(definition)
+        done = threading.Event()
+        watcher = threading.Thread(target=_watch_index_build, args=(dsn, done), daemon=True)
+        watcher.start()
+        try:
+            conn.execute(definition)
+        finally:
+            done.set()
+            watcher.join()
         seconds[name] = time.monotonic() - started
-        print(f"{seconds[name]:.1f} s", flush=True)
+        print(f"  built {name} in {seconds[name]:.1f} s", flush=True)
     return seconds
 
 
@@ -820,7 +844,8 @@ def table_sizes(conn, workspace_id: int) -> dict[str, int]:
         "interactions": q("SELECT count(*) FROM conversations_interaction WHERE workspace_id = %s"),
         "interaction_index": q("SELECT count(*) FROM conversations_interactionindex WHERE workspace_id = %s"),
         "memories": q("SELECT count(*) FROM memory_memory WHERE workspace_id = %s"),
-        "memory_evidence": q("SELECT count(*) FROM memory_memoryevidence ev JOIN memory_memory m ON m.id = ev.memory_id "
+        "memory_evidence": q("SELECT count(*) FROM memory_memoryevidence ev "
+                             "JOIN memory_memory m ON m.id = ev.memory_id "
                              "WHERE m.workspace_id = %s"),
         "concept_links": q("SELECT count(*) FROM context_conceptlink WHERE workspace_id = %s"),
     }
@@ -883,12 +908,12 @@ def generate(args, mnemo: Mnemo, dsn: str, pool: Pool, key: str) -> dict:
         links_seconds = time.monotonic() - t0
         print(f"concept links: {links:,} in {links_seconds:.1f} s", flush=True)
         print("rebuilding the indexes (maintenance_work_mem 4GB, 2 parallel maintenance workers)", flush=True)
-        index_seconds = build_indexes(conn, defs)
+        index_seconds = build_indexes(conn, defs, dsn)
         built = True
     finally:
         if not built:
             print("restoring the dropped indexes after an error …", flush=True)
-            build_indexes(conn, defs)
+            build_indexes(conn, defs, dsn)
     print("VACUUM ANALYZE the loaded tables", flush=True)
     t0 = time.monotonic()
     for table in LOADED_TABLES:
@@ -945,12 +970,19 @@ def queries(pool: Pool, n: int, speakers: list[tuple[int, str]], weights: np.nda
     return out
 
 
+class CallFailed(Exception):
+    pass
+
+
 def call(client: httpx.Client, path: str, body: dict) -> tuple[float, float, dict]:
     t0 = time.perf_counter()
-    response = client.post(path, json=body)
+    try:
+        response = client.post(path, json=body)
+    except httpx.HTTPError as exc:
+        raise CallFailed(f"{path}: {type(exc).__name__} after {time.perf_counter() - t0:.1f} s") from exc
     client_ms = (time.perf_counter() - t0) * 1000
     if response.status_code != 200:
-        raise SystemExit(f"{path} answered {response.status_code}: {response.text[:300]}")
+        raise CallFailed(f"{path} answered {response.status_code} after {client_ms:.0f} ms: {response.text[:300]}")
     m = _TIMING.search(response.headers.get("server-timing", ""))
     if not m:
         raise SystemExit(f"{path}: no Server-Timing header")
@@ -969,27 +1001,45 @@ def measure_api(mnemo: Mnemo, key: str, qs: list[tuple[str, int]], warmup: list[
     server = {m: [] for m in modes}
     client_ms = {m: [] for m in modes}
     results = {m: [] for m in modes}
+    errors = {m: 0 for m in modes}
     with httpx.Client(base_url=mnemo.url, timeout=300, headers={"Authorization": f"Bearer {key}"}) as client:
         status = client.get("/api/v1/status").json()
         print(f"status before measuring: idle={status.get('idle')} pending={status.get('pending')}", flush=True)
+        started = time.monotonic()
         for q, e in warmup:
             for path, body in modes.values():
-                call(client, path, body(q, e))
-        print(f"warm-up: {len(warmup)} queries × {len(modes)} calls done; measuring {len(qs)} queries …", flush=True)
+                try:
+                    call(client, path, body(q, e))
+                except CallFailed as exc:
+                    print(f"  warm-up call failed: {exc}", flush=True)
+        print(f"warm-up: {len(warmup)} queries × {len(modes)} calls in {time.monotonic() - started:.0f} s; "
+              f"measuring {len(qs)} queries …", flush=True)
+        started = time.monotonic()
         for i, (q, e) in enumerate(qs, 1):
             for mode, (path, body) in modes.items():
-                s, c, answer = call(client, path, body(q, e))
+                try:
+                    s, c, answer = call(client, path, body(q, e))
+                except CallFailed as exc:
+                    errors[mode] += 1
+                    print(f"  call failed ({mode}): {exc}", flush=True)
+                    if sum(errors.values()) > max(5, i * len(modes) // 2):
+                        raise SystemExit("too many failed calls") from exc
+                    continue
                 server[mode].append(s)
                 client_ms[mode].append(c)
                 results[mode].append(len(answer.get("results", [])) if "results" in answer
                                      else answer.get("tokens_used", 0))
-            if i % 25 == 0:
-                print(f"  {i}/{len(qs)}: recall p50 so far {statistics.median(server['recall']):.0f} ms, "
-                      f"context {statistics.median(server['context']):.0f} ms", flush=True)
+            if i % 10 == 0 or i == len(qs):
+                elapsed = time.monotonic() - started
+                print(f"  {i}/{len(qs)}: server p50 so far recall {statistics.median(server['recall'] or [0]):.0f} ms, "
+                      f"context {statistics.median(server['context'] or [0]):.0f} ms, recall+entity "
+                      f"{statistics.median(server['recall_entity'] or [0]):.0f} ms · ETA "
+                      f"{elapsed / i * (len(qs) - i):.0f} s", flush=True)
         status = client.get("/api/v1/status").json()
-    return {"server_ms": {m: stats(v) for m, v in server.items()},
-            "client_ms": {m: stats(v) for m, v in client_ms.items()},
-            "mean_results": {m: round(statistics.fmean(v), 1) for m, v in results.items()},
+    return {"server_ms": {m: stats(v) for m, v in server.items() if v},
+            "client_ms": {m: stats(v) for m, v in client_ms.items() if v},
+            "errors": errors,
+            "mean_results": {m: round(statistics.fmean(v), 1) for m, v in results.items() if v},
             "status_after": {"idle": status.get("idle"), "pending": status.get("pending")}}
 
 
@@ -1029,7 +1079,8 @@ def hnsw_recall(dsn: str, workspace_id: int, qs: list[tuple[str, int]]) -> dict:
     out = {}
     with connect(dsn) as conn:
         for name, (sql, with_entity) in configs.items():
-            r10, r60, ann_ms, exact_ms, selectivity = [], [], [], [], []
+            r10, r60, ann_ms, exact_ms, selectivity, gaps = [], [], [], [], [], []
+            inconsistent = empty = 0
             plans = {}
             for (q, entity), v in zip(qs, vectors):
                 params = {"v": "[" + ",".join(f"{x:.7f}" for x in v) + "]", "ws": workspace_id, "entity": entity,
@@ -1039,8 +1090,17 @@ def hnsw_recall(dsn: str, workspace_id: int, qs: list[tuple[str, int]]) -> dict:
                              "exact": _search(conn, sql, params, True, explain=True)}
                 ann, t_ann = _search(conn, sql, params, False)
                 exact, t_exact = _search(conn, sql, params, True)
-                ann_top = [i for i, _ in sorted(ann, key=lambda r: r[1])]
+                if not exact:
+                    empty += 1  # nothing passes the filter (a speaker with no messages): no recall to measure
+                    continue
+                ann_sorted = sorted(ann, key=lambda r: r[1])
+                ann_top = [i for i, _ in ann_sorted]
                 exact_top = [i for i, _ in exact]
+                if ann_sorted and exact and ann_sorted[0][1] < exact[0][1] - 1e-9:
+                    inconsistent += 1  # "exact" missed a closer row: it was not exact
+                if ann_sorted and exact:
+                    gaps.append(statistics.fmean(d for _, d in ann_sorted[:10])
+                                - statistics.fmean(d for _, d in exact[:10]))
                 r10.append(len(set(ann_top[:10]) & set(exact_top[:10])) / max(1, min(10, len(exact_top))))
                 r60.append(len(set(ann_top) & set(exact_top)) / max(1, len(exact_top)))
                 ann_ms.append(t_ann)
@@ -1048,11 +1108,21 @@ def hnsw_recall(dsn: str, workspace_id: int, qs: list[tuple[str, int]]) -> dict:
                 if with_entity:
                     selectivity.append(entity)
             uses = {k: ("hnsw" in p and "_embedding_hnsw" in p) for k, p in plans.items()}
+            if not r10:
+                out[name] = {"queries": 0, "empty_results": empty}
+                print(f"  {name}: no query had any row passing the filters", flush=True)
+                continue
             out[name] = {"recall@10": round(statistics.fmean(r10), 4), "min_recall@10": round(min(r10), 2),
-                         "recall@60": round(statistics.fmean(r60), 4), "ann_ms": stats(ann_ms),
+                         "recall@60": round(statistics.fmean(r60), 4),
+                         "top10_mean_distance_gap": round(statistics.fmean(gaps), 5) if gaps else None,
+                         "exact_inconsistent": inconsistent, "queries": len(r10), "empty_results": empty,
+                         "ann_ms": stats(ann_ms),
                          "exact_ms": stats(exact_ms), "ann_plan_uses_hnsw": uses["ann"],
                          "exact_plan_uses_hnsw": uses["exact"],
                          "ann_plan": re.sub(r"'\[[^\]]*\]'", "'[…]'", plans["ann"])}
+            if inconsistent:
+                print(f"  WARNING {name}: the exact search returned a farther top row than the index in "
+                      f"{inconsistent} queries", flush=True)
             if uses["exact"]:
                 raise SystemExit(f"{name}: the exact query still used the HNSW index:\n{plans['exact']}")
             if selectivity:
@@ -1087,8 +1157,6 @@ def stage_breakdown(mnemo: Mnemo, dsn_given: bool, workspace_id: int, qs: list[t
     (same code, same database), each SQL statement timed through Django's execute_wrapper.
     Indicative only: no HTTP, no auth, and this process's embedder."""
     import os
-    from collections import defaultdict
-
     if dsn_given and not os.environ.get("DATABASE_URL"):
         return {"skipped": "--dsn without DATABASE_URL in the environment"}
     if not dsn_given:
@@ -1128,10 +1196,15 @@ def stage_breakdown(mnemo: Mnemo, dsn_given: bool, workspace_id: int, qs: list[t
         current[label] = current.get(label, 0.0) + (time.perf_counter() - t0) * 1000
         return out
 
+    import torch
+
+    embedder().embed(["warm-up"])  # the model loads once, outside the timings
+    torch.set_num_threads(1)  # as the web processes do (MNEMO_TORCH_THREADS=1)
     try:
         with connection.execute_wrapper(wrapper):
             for q, _entity in qs:
                 current: dict[str, float] = {}
+                stage[0] = "other"
                 t_all = time.perf_counter()
                 vector = timed("embed query", lambda: embedder().embed([q])[0])
                 f = retrieval.Filters(workspace_id=workspace_id)
@@ -1202,13 +1275,19 @@ def run(args, mnemo: Mnemo, pool: Pool, report: dict) -> None:
     else:
         name = f"scale {args.interactions} x {args.memories} {datetime.now():%Y%m%d-%H%M%S}"
         key = workspace_key(mnemo, name)
+        if args.url:
+            with connect(dsn) as conn:
+                slug = conn.execute("SELECT w.slug FROM core_workspace w JOIN core_apikey k ON k.workspace_id = w.id "
+                                    "WHERE k.prefix = %s", [key.split("_")[1]]).fetchone()[0]
+            print(f"workspace {slug!r}; measure it again later with --workspace {slug} --key {key}", flush=True)
         started = time.monotonic()
         report["generation"] = generate(args, mnemo, dsn, pool, key)
         report["generation"]["total_seconds"] = time.monotonic() - started
         workspace_id = report["generation"]["workspace_id"]
     with connect(dsn) as conn:
         report["sizes"] = table_sizes(conn, workspace_id)
-        rows = conn.execute("SELECT e.id, e.name, count(i.id) FROM entities_entity e LEFT JOIN conversations_interaction i "
+        rows = conn.execute("SELECT e.id, e.name, count(i.id) FROM entities_entity e "
+                            "LEFT JOIN conversations_interaction i "
                             "ON i.entity_id = e.id WHERE e.workspace_id = %s GROUP BY e.id ORDER BY e.id",
                             [workspace_id]).fetchall()
         report["database_mb"] = round(conn.execute("SELECT pg_database_size(current_database())").fetchone()[0] / 2**20)
@@ -1232,12 +1311,14 @@ def print_report(report: dict) -> None:
     print(f"Mnemo scale benchmark · {report['date']} · {report['machine']}")
     print(f"PostgreSQL {report['postgres']['server_version']} · pgvector {report['postgres']['pgvector']} · "
           f"shared_buffers {report['postgres']['shared_buffers']}")
-    a = report["args"]
-    print(f"asked: {a['interactions']:,} interactions, {a['memories']:,} memories, {a['queries']} queries "
-          f"(+10 warm-up); vectors = pool vector + N(0, {a['noise']}²) per dimension, re-normalised "
+    a, g = report["args"], report["generation"]
+    asked = f"workspace {g['reused']!r} as generated before" if "reused" in g else \
+        f"asked: {a['interactions']:,} interactions, {a['memories']:,} memories"
+    print(f"{asked}; {a['queries']} queries (+10 warm-up); vectors = pool vector + N(0, {a['noise']}²) "
+          "per dimension, re-normalised "
           f"(pool: {report['pool_texts']:,} embedded texts)")
-    print(f"sizes: " + ", ".join(f"{k} {v:,}" for k, v in report["sizes"].items()) + f"; database {report['database_mb']:,} MB")
-    g = report["generation"]
+    print("sizes: " + ", ".join(f"{k} {v:,}" for k, v in report["sizes"].items())
+          + f"; database {report['database_mb']:,} MB")
     if "load_seconds" in g:
         print(f"generation: {g['total_seconds']:.0f} s in all; load {g['load_seconds']:.0f} s "
               f"(Python {g['python_generation_seconds']:.0f} s, COPY {g['copy_seconds']:.0f} s, overlapped); "
@@ -1247,11 +1328,14 @@ def print_report(report: dict) -> None:
     print("\nlatency, ms (server = Server-Timing app;dur, query embedding included; client = around the call)")
     print(f"  {'':16}{'server p50':>11}{'p95':>8}{'p99':>8}{'mean':>8}   {'client p50':>11}{'p95':>8}{'p99':>8}")
     for mode in ("recall", "context", "recall_entity"):
+        if mode not in report["api"]["server_ms"]:
+            print(f"  {mode:16}every call failed")
+            continue
         s, c = report["api"]["server_ms"][mode], report["api"]["client_ms"][mode]
         verdict = "meets" if s["p50"] <= 40 and s["p95"] <= 80 else "MISSES"
         print(f"  {mode:16}{s['p50']:>11}{s['p95']:>8}{s['p99']:>8}{s['mean']:>8}   {c['p50']:>11}{c['p95']:>8}"
               f"{c['p99']:>8}   {verdict} p50 ≤ 40 / p95 ≤ 80")
-    print(f"  status after: {report['api']['status_after']}")
+    print(f"  failed calls: {report['api']['errors']}; status after: {report['api']['status_after']}")
     b = report.get("breakdown")
     if b and "skipped" in b:
         print(f"\nbreakdown skipped: {b['skipped']}")
@@ -1262,9 +1346,13 @@ def print_report(report: dict) -> None:
             print(f"  {label:40}{v['p50']:>9}{v['mean']:>9}")
     print("\nHNSW recall vs exact (top-10 of LIMIT 60, same filters):")
     for name, h in report["hnsw"].items():
+        if not h.get("queries"):
+            print(f"  {name:20} no query had any row passing the filters")
+            continue
         extra = f", entity share of interactions (median) {h['entity_share_of_interactions']['median']:.2%}" \
             if "entity_share_of_interactions" in h else ""
         print(f"  {name:20} recall@10 {h['recall@10']:.3f} (min {h['min_recall@10']})  recall@60 {h['recall@60']:.3f}"
+              f"  top-10 mean distance +{h['top10_mean_distance_gap']}"
               f"  ANN p50 {h['ann_ms']['p50']} ms  exact p50 {h['exact_ms']['p50']} ms  HNSW used "
               f"{h['ann_plan_uses_hnsw']}{extra}")
 

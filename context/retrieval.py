@@ -225,8 +225,8 @@ def _summaries(cursor, f: Filters, query: str) -> dict[int, Hit]:
         SELECT s.id, s.text, s.created_at, last.occurred_at, s.conversation_id, s.source_first_id, s.source_last_id
         FROM conversations_conversation c JOIN conversations_conversationsummary s ON {summary_of}
              JOIN conversations_interaction last ON last.id = s.source_last_id, {_or_query_sql()} q
-        WHERE {" AND ".join(where)} AND to_tsvector('english', s.text) @@ q
-        ORDER BY ts_rank_cd(to_tsvector('english', s.text), q) DESC, s.id LIMIT 10""", [query, *params])
+        WHERE {" AND ".join(where)} AND s.search @@ q
+        ORDER BY ts_rank_cd(s.search, q) DESC, s.id LIMIT 10""", [query, *params])
     hits = {}
     for rank, (pk, text, created_at, last_at, conversation_id, first_id, last_id) in enumerate(cursor.fetchall(), 1):
         hits[pk] = Hit(kind="summary", id=pk, text=text, occurred_at=last_at, learned_at=created_at,

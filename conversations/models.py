@@ -172,6 +172,12 @@ class ConversationSummary(models.Model):
     supersedes = models.OneToOneField("self", null=True, blank=True, on_delete=models.PROTECT, related_name="superseded_by")
     made_by = models.CharField(max_length=80, help_text='"extractive" or "llm:<prompt version>"')
     created_at = models.DateTimeField(default=timezone.now)
+    # Full-text search over summaries (recall): generated, so the row stays as written.
+    search = models.GeneratedField(
+        expression=SearchVector("text", config="english"),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
 
     class Meta:
         ordering = ["created_at", "id"]
@@ -179,6 +185,7 @@ class ConversationSummary(models.Model):
             # Summarising is idempotent: one summary per conversation and last interaction.
             models.UniqueConstraint(fields=["conversation", "source_last"], name="summary_unique_range_end"),
         ]
+        indexes = [GinIndex(fields=["search"], name="summary_search_gin")]
 
     def __str__(self) -> str:
         return f"summary #{self.pk} of conversation {self.conversation_id}"
