@@ -142,7 +142,7 @@ def ranked(request: RecallRequest) -> list[Item]:
         hits = retrieval.search(filters, request.query, vector, kinds=kinds)
         named = retrieval.entities_named(request.workspace_id, request.query)
     query_concepts = concept_rules.concepts(request.query)
-    time_range = timexpr_range(request.query, now)
+    time_range = _time_range(request.query, now)
     query = scoring.Query(text=request.query, concepts=query_concepts,
                           entity_ids=frozenset(pk for pk, _ in named) | (
                               {request.entity_id} if request.entity_id else set()),
@@ -159,7 +159,7 @@ def ranked(request: RecallRequest) -> list[Item]:
     return [_item(by_key[s.candidate.key], s) for s in (*head, *tail)]
 
 
-def timexpr_range(query: str, now: datetime):
+def _time_range(query: str, now: datetime):
     found = timeexpr.query_range(query, now)
     return (found.first, found.last) if found else None
 
@@ -240,7 +240,7 @@ def _entity_items(workspace_id: int, entity_ids: list[int], as_of: datetime | No
 
     items = []
     for entity in Entity.objects.filter(workspace_id=workspace_id, pk__in=entity_ids):
-        for value in profile_current(entity=entity):
+        for value in profile_current(entity=entity):  # a handful per entity
             sources = _evidence_source(value)
             items.append(Item(kind="profile_value", id=value.pk, text=f"{entity.name} — {value.key}: {value.value}",
                               score=value.confidence, score_breakdown={"entity": 1.0}, certainty="verbatim",
@@ -274,15 +274,9 @@ def _working_items(workspace_id: int, session: str | None) -> list[Item]:
             for r in rows]
 
 
-def _censor_warnings(workspace_id: int, query: str, ranked_items: list[Item]) -> list[dict]:
+def _censor_warnings(ranked_items: list[Item]) -> list[dict]:
     return [{"id": i.id, "text": i.text, "score": round(i.score, 4)} for i in ranked_items
             if i.kind == "memory" and i.type == "censor" and i.score >= settings.MNEMO_PACK_CENSOR_MIN_SCORE]
-
-
-def _pack_item(item: Item) -> packing.PackItem:
-    return packing.PackItem(key=(item.kind, item.id), section=_section_for(item) if item.kind in
-                            ("memory", "interaction", "summary") else item.kind, text=render(item), score=item.score,
-                            payload={"item": item})
 
 
 def context_pack(request: PackRequest, *, actor: Actor) -> PackLog:
@@ -320,7 +314,7 @@ def context_pack(request: PackRequest, *, actor: Actor) -> PackLog:
                              overrides=request.budgets)
     except ValueError as exc:
         raise ValidationError({"budgets": str(exc)}) from None
-    warnings = _censor_warnings(request.workspace_id, request.query, all_ranked)
+    warnings = _censor_warnings(all_ranked)
     log = PackLog.objects.create(
         workspace_id=request.workspace_id, api_key=actor.api_key, actor_label=actor.label[:200], query=request.query,
         params=_params(request), as_of=request.as_of, budget_tokens=request.budget_tokens,

@@ -1,4 +1,5 @@
 import json
+from typing import Literal
 
 from django.http import HttpRequest, HttpResponse
 from ninja import Query, Router, Status
@@ -205,7 +206,8 @@ def graduate_memory(request: HttpRequest, memory_id: int):
 
 
 @router.get("/graduations", response=list[GraduationOut], auth=require("read"), summary="Graduation proposals")
-def list_graduations(request: HttpRequest, paging: Query[PageIn], status: str | None = "pending"):
+def list_graduations(request: HttpRequest, paging: Query[PageIn],
+                     status: Literal["pending", "graduated", "rejected"] | None = "pending"):
     rows = selectors.graduations(workspace=request.workspace, status=status or None).order_by("-created_at", "-id")
     return list(rows[paging.offset:paging.offset + paging.limit])
 
