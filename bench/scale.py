@@ -1223,7 +1223,7 @@ def stage_breakdown(mnemo: Mnemo, dsn_given: bool, workspace_id: int, qs: list[t
                     named = retrieval.entities_named(workspace_id, q)
                 now = dj_timezone.now()
                 query_concepts = timed("query concepts + time cues", lambda: concept_rules.concepts(q))
-                time_range = timed("query concepts + time cues", lambda: services.timexpr_range(q, now))
+                time_range = timed("query concepts + time cues", lambda: services._time_range(q, now))
                 query = scoring.Query(text=q, concepts=query_concepts, entity_ids=frozenset(pk for pk, _ in named),
                                       time_range=time_range, now=now, recency_weight=None)
                 candidates = timed("candidates (concepts of every hit)",
