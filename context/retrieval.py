@@ -227,15 +227,21 @@ def _summaries(cursor, f: Filters, query: str) -> dict[int, Hit]:
              JOIN conversations_interaction last ON last.id = s.source_last_id, {_or_query_sql()} q
         WHERE {" AND ".join(where)} AND s.search @@ q
         ORDER BY ts_rank_cd(s.search, q) DESC, s.id LIMIT 10""", [query, *params])
+    rows = cursor.fetchall()
     hits = {}
-    for rank, (pk, text, created_at, last_at, conversation_id, first_id, last_id) in enumerate(cursor.fetchall(), 1):
+    for rank, (pk, text, created_at, last_at, _, _, _) in enumerate(rows, 1):
         hits[pk] = Hit(kind="summary", id=pk, text=text, occurred_at=last_at, learned_at=created_at,
                        certainty="consolidated", lexical_rank=rank)
-        # Its sources are the whole range it covers, which is what it cites.
-        cursor.execute("""SELECT id, external_id FROM conversations_interaction
-                          WHERE conversation_id = %s AND id BETWEEN %s AND %s ORDER BY id LIMIT 500""",
-                       [conversation_id, first_id, last_id])
-        hits[pk].sources = list(cursor.fetchall())
+    if rows:
+        # Its sources are the whole range it covers, which is what it cites (one query for all).
+        cursor.execute("""
+            SELECT r.summary_id, i.id, i.external_id
+            FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[], %s::bigint[]) AS r(summary_id, conv, first_id, last_id)
+            JOIN conversations_interaction i ON i.conversation_id = r.conv AND i.id BETWEEN r.first_id AND r.last_id
+            ORDER BY r.summary_id, i.id""", [[r[0] for r in rows], [r[4] for r in rows], [r[5] for r in rows],
+                                             [r[6] for r in rows]])
+        for summary_id, interaction_id, external_id in cursor.fetchall():
+            hits[summary_id].sources.append((interaction_id, external_id))
     return hits
 
 

@@ -128,8 +128,14 @@ def _item(hit: retrieval.Hit, scored: scoring.Scored) -> Item:
                 sources=[{"interaction_id": i, "external_id": e} for i, e in hit.sources])
 
 
-def ranked(request: RecallRequest) -> list[Item]:
-    """Every candidate for the query, best first, with its score breakdown (no cut)."""
+@dataclass
+class Ranking:
+    items: list[Item]  # every candidate, best first, with its score breakdown (no cut)
+    entity_ids: list[int]  # the entities the query is about: named in it, or asked for
+
+
+def ranked(request: RecallRequest) -> Ranking:
+    """Score every candidate for the query (module docstring)."""
     _validate(request)
     kinds, memory_types = _kinds(request.types)
     now = request.as_of or timezone.now()
@@ -143,9 +149,8 @@ def ranked(request: RecallRequest) -> list[Item]:
         named = retrieval.entities_named(request.workspace_id, request.query)
     query_concepts = concept_rules.concepts(request.query)
     time_range = _time_range(request.query, now)
-    query = scoring.Query(text=request.query, concepts=query_concepts,
-                          entity_ids=frozenset(pk for pk, _ in named) | (
-                              {request.entity_id} if request.entity_id else set()),
+    entity_ids = sorted({pk for pk, _ in named} | ({request.entity_id} if request.entity_id else set()))
+    query = scoring.Query(text=request.query, concepts=query_concepts, entity_ids=frozenset(entity_ids),
                           time_range=time_range, now=now, recency_weight=request.recency_weight)
     by_key = {(h.kind, h.id): h for h in hits}
     links = _links(request.workspace_id, query_concepts)
@@ -156,7 +161,7 @@ def ranked(request: RecallRequest) -> list[Item]:
     head = scoring.score(query, [_candidate(by_key[s.candidate.key]) for s in first[:CONCEPT_DEPTH]],
                          concept_links=links)
     tail = scoring.score(query, [s.candidate for s in first[CONCEPT_DEPTH:]], concept_links=links)
-    return [_item(by_key[s.candidate.key], s) for s in (*head, *tail)]
+    return Ranking([_item(by_key[s.candidate.key], s) for s in (*head, *tail)], entity_ids)
 
 
 def _time_range(query: str, now: datetime):
@@ -179,7 +184,7 @@ def _diverse(items: list[Item], limit: int) -> list[Item]:
 
 
 def recall(request: RecallRequest) -> list[Item]:
-    return _diverse(ranked(request), request.limit)
+    return _diverse(ranked(request).items, request.limit)
 
 
 # --- context packs --------------------------------------------------------------------------
@@ -283,9 +288,8 @@ def context_pack(request: PackRequest, *, actor: Actor) -> PackLog:
     """Build, log and return a pack. Serving it reinforces its memories after the commit."""
     if not MIN_BUDGET <= request.budget_tokens <= MAX_BUDGET:
         raise ValidationError({"budget_tokens": f"The budget lies between {MIN_BUDGET} and {MAX_BUDGET} tokens."})
-    all_ranked = ranked(request)
-    entity_ids = sorted({*(pk for pk, _ in retrieval.entities_named(request.workspace_id, request.query)),
-                         *([request.entity_id] if request.entity_id else [])})
+    ranking = ranked(request)
+    all_ranked, entity_ids = ranking.items, ranking.entity_ids
     sections: dict[str, list[packing.PackItem]] = {s.name: [] for s in packing.DEFAULT_SECTIONS}
     for item in _trusted_items(request.workspace_id, request.as_of):
         sections["trusted_state"].append(packing.PackItem(key=("trusted_state", item.id), section="trusted_state",

@@ -190,3 +190,18 @@ def test_another_workspaces_ids_are_404(api, outsider_api, workspace):
     pack = api.post("/context", {"query": "support group"}).json()
     assert_error(outsider_api.get(f"/packs/{pack['pack_id']}"), 404)
     assert outsider_api.post("/recall", {"query": "support group"}).json() == {"results": []}
+
+
+def test_a_summary_is_recalled_citing_the_whole_range_it_covers(api, workspace):
+    from conversations.models import Conversation
+    from conversations.services import conversation_summarise
+
+    ids = log_chat(workspace)
+    conversation = Conversation.objects.get()
+    summary = conversation_summarise(conversation_id=conversation.pk)
+    assert summary is not None
+    results = api.post("/recall", {"query": "support group counseling painting", "types": ["summary"]}).json()
+    [found] = results["results"]
+    assert found["kind"] == "summary" and found["id"] == summary.pk
+    assert [s["interaction_id"] for s in found["sources"]] == ids
+    assert api.post("/recall", {"query": "quantum chromodynamics", "types": ["summary"]}).json() == {"results": []}
