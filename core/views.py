@@ -8,7 +8,6 @@ from core.decorators import workspace_view
 
 # Dashboard sections and the issue that fills each one; until then the page says so.
 SECTIONS = {
-    "review": ("Review", "The one review queue for everything Mnemo derives: approve, edit, merge or reject."),
     "gaps": ("Gaps", "Capability gaps detected from interactions, and the TODOs they became."),
 }
 

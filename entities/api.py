@@ -28,6 +28,7 @@ from entities.schemas import (
     SuggestionOut,
 )
 from mnemo.auth import require
+from review.services import review_or
 
 router = Router(tags=["entities"])
 
@@ -121,16 +122,21 @@ def list_suggestions(request: HttpRequest, filters: Query[SuggestionFilter]):
 @router.post("/identity-suggestions/{suggestion_id}/accept", response={200: MergeOut, 204: None}, auth=require("write"),
              summary="Accept: merges the handle's entity into the suggested one")
 def accept_suggestion(request: HttpRequest, suggestion_id: int):
-    suggestion = selectors.link_suggestion_get(workspace=request.workspace, suggestion_id=suggestion_id)
-    merge = services.link_suggestion_accept(suggestion=suggestion, actor=_actor(request))
+    suggestion, actor = selectors.link_suggestion_get(workspace=request.workspace, suggestion_id=suggestion_id), _actor(request)
+    item, merge = review_or(workspace_id=request.workspace.pk, kinds=("identity_link",), target_id=suggestion.pk,
+                            actor=actor, action="approve",
+                            fallback=lambda: services.link_suggestion_accept(suggestion=suggestion, actor=actor))
+    if item is not None and item.result.get("merge"):
+        merge = selectors.merge_get(workspace=request.workspace, merge_id=item.result["merge"])
     return merge if merge is not None else Status(204, None)
 
 
 @router.post("/identity-suggestions/{suggestion_id}/reject", response=SuggestionOut, auth=require("write"),
              summary="Reject: the pair is not proposed again")
 def reject_suggestion(request: HttpRequest, suggestion_id: int):
-    suggestion = selectors.link_suggestion_get(workspace=request.workspace, suggestion_id=suggestion_id)
-    services.link_suggestion_reject(suggestion=suggestion, actor=_actor(request))
+    suggestion, actor = selectors.link_suggestion_get(workspace=request.workspace, suggestion_id=suggestion_id), _actor(request)
+    review_or(workspace_id=request.workspace.pk, kinds=("identity_link",), target_id=suggestion.pk, actor=actor,
+              action="reject", fallback=lambda: services.link_suggestion_reject(suggestion=suggestion, actor=actor))
     return selectors.link_suggestions(workspace=request.workspace, status=None).get(pk=suggestion_id)
 
 
@@ -176,15 +182,19 @@ def set_profile(request: HttpRequest, entity_id: int, payload: ProfileIn):
 @router.post("/profile-values/{value_id}/approve", response=ProfileValueOut, auth=require("write"),
              summary="Approve a candidate value: it becomes current")
 def approve_profile_value(request: HttpRequest, value_id: int):
-    value = selectors.profile_value_get(workspace=request.workspace, value_id=value_id)
-    return services.profile_candidate_approve(value=value, actor=_actor(request))
+    value, actor = selectors.profile_value_get(workspace=request.workspace, value_id=value_id), _actor(request)
+    review_or(workspace_id=request.workspace.pk, kinds=("profile_value",), target_id=value.pk, actor=actor,
+              action="approve", fallback=lambda: services.profile_candidate_approve(value=value, actor=actor))
+    return selectors.profile_value_get(workspace=request.workspace, value_id=value_id)
 
 
 @router.post("/profile-values/{value_id}/reject", response=ProfileValueOut, auth=require("write"),
              summary="Reject a candidate value")
 def reject_profile_value(request: HttpRequest, value_id: int):
-    value = selectors.profile_value_get(workspace=request.workspace, value_id=value_id)
-    return services.profile_candidate_reject(value=value, actor=_actor(request))
+    value, actor = selectors.profile_value_get(workspace=request.workspace, value_id=value_id), _actor(request)
+    review_or(workspace_id=request.workspace.pk, kinds=("profile_value",), target_id=value.pk, actor=actor,
+              action="reject", fallback=lambda: services.profile_candidate_reject(value=value, actor=actor))
+    return selectors.profile_value_get(workspace=request.workspace, value_id=value_id)
 
 
 # --- relationships ---------------------------------------------------------------------------------------
@@ -211,8 +221,14 @@ def decide_relationship(request: HttpRequest, relationship_id: int, action: str)
     status = {"approve": "active", "invalidate": "invalid"}.get(action)
     if status is None:
         raise ApiError("The action is approve or invalidate.", status=404, code="not_found")
-    rel = selectors.relationship_get(workspace=request.workspace, relationship_id=relationship_id)
-    return services.relationship_set_status(relationship=rel, status=status, actor=_actor(request))
+    rel, actor = selectors.relationship_get(workspace=request.workspace, relationship_id=relationship_id), _actor(request)
+    fallback = lambda: services.relationship_set_status(relationship=rel, status=status, actor=actor)  # noqa: E731
+    if rel.status == "candidate":
+        review_or(workspace_id=request.workspace.pk, kinds=("relationship",), target_id=rel.pk, actor=actor,
+                  action="approve" if action == "approve" else "reject", fallback=fallback)
+    else:
+        fallback()
+    return selectors.relationship_get(workspace=request.workspace, relationship_id=relationship_id)
 
 
 # --- erasure ------------------------------------------------------------------------------------------------

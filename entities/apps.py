@@ -12,5 +12,8 @@ class EntitiesConfig(AppConfig):
         from entities.services.extracting import interactions_extract
 
         register_processor("entities", interactions_extract)
+        from entities.review import register as register_review_kinds
+
+        register_review_kinds()
         registry.register_count("Entities", lambda ws: Entity.objects.filter(workspace=ws, merged_into__isnull=True).count())
         registry.register_count("Link suggestions", lambda ws: LinkSuggestion.objects.filter(workspace=ws, status="pending").count())

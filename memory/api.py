@@ -39,6 +39,7 @@ from memory.schemas import (
     WorkingMemoryOut,
 )
 from mnemo.auth import require
+from review.services import review_or
 
 router = Router(tags=["memories"])
 
@@ -173,7 +174,7 @@ def edit_memory(request: HttpRequest, memory_id: int, payload: MemoryPatch):
     changes = payload.model_dump(exclude={"note", "entity"}, exclude_unset=True)
     if "entity" in payload.model_fields_set:
         changes["subject_id"] = _entity_id(request, payload.entity)
-    new = services.memory_edit(memory=memory, actor=_actor(request), note=payload.note, **changes)
+    new = services.memory_revise(memory=memory, actor=_actor(request), note=payload.note, **changes)
     return memory_detail(new)
 
 
@@ -187,15 +188,22 @@ def invalidate_memory(request: HttpRequest, memory_id: int, payload: ReasonIn):
 @router.post("/memories/{memory_id}/promote", response=MemoryDetailOut, auth=require("write"),
              summary="Approve a candidate memory")
 def promote_memory(request: HttpRequest, memory_id: int, payload: ReasonIn):
-    return memory_detail(services.memory_approve(memory=_memory(request, memory_id), actor=_actor(request),
-                                                 note=payload.reason))
+    # An alias of POST /candidates/{id}/promote (seed 000): the decision goes through the queue.
+    memory, actor = _memory(request, memory_id), _actor(request)
+    review_or(workspace_id=request.workspace.pk, kinds=("memory", "conflict"), target_id=memory.pk, actor=actor,
+              action="approve", note=payload.reason,
+              fallback=lambda: services.memory_approve(memory=memory, actor=actor, note=payload.reason))
+    return memory_detail(_memory(request, memory_id))
 
 
 @router.post("/memories/{memory_id}/reject", response=MemoryDetailOut, auth=require("write"),
              summary="Reject a candidate memory")
 def reject_memory(request: HttpRequest, memory_id: int, payload: ReasonIn):
-    return memory_detail(services.memory_reject(memory=_memory(request, memory_id), actor=_actor(request),
-                                                note=payload.reason))
+    memory, actor = _memory(request, memory_id), _actor(request)
+    review_or(workspace_id=request.workspace.pk, kinds=("memory", "conflict"), target_id=memory.pk, actor=actor,
+              action="reject", note=payload.reason,
+              fallback=lambda: services.memory_reject(memory=memory, actor=actor, note=payload.reason))
+    return memory_detail(_memory(request, memory_id))
 
 
 @router.post("/memories/{memory_id}/graduate", response={201: GraduationOut}, auth=require("write"),
@@ -215,15 +223,20 @@ def list_graduations(request: HttpRequest, paging: Query[PageIn],
 @router.post("/graduations/{graduation_id}/accept", response=GraduationOut, auth=require("write"),
              summary="Accept a graduation proposal")
 def accept_graduation(request: HttpRequest, graduation_id: int):
-    graduation = selectors.graduation_get(workspace=request.workspace, graduation_id=graduation_id)
-    return services.graduation_accept(graduation=graduation, actor=_actor(request))
+    graduation, actor = selectors.graduation_get(workspace=request.workspace, graduation_id=graduation_id), _actor(request)
+    review_or(workspace_id=request.workspace.pk, kinds=("graduation",), target_id=graduation.pk, actor=actor,
+              action="approve", fallback=lambda: services.graduation_accept(graduation=graduation, actor=actor))
+    return selectors.graduation_get(workspace=request.workspace, graduation_id=graduation_id)
 
 
 @router.post("/graduations/{graduation_id}/reject", response=GraduationOut, auth=require("write"),
              summary="Reject a graduation proposal")
 def reject_graduation(request: HttpRequest, graduation_id: int, payload: ReasonIn):
-    graduation = selectors.graduation_get(workspace=request.workspace, graduation_id=graduation_id)
-    return services.graduation_reject(graduation=graduation, actor=_actor(request), note=payload.reason)
+    graduation, actor = selectors.graduation_get(workspace=request.workspace, graduation_id=graduation_id), _actor(request)
+    review_or(workspace_id=request.workspace.pk, kinds=("graduation",), target_id=graduation.pk, actor=actor,
+              action="reject", note=payload.reason,
+              fallback=lambda: services.graduation_reject(graduation=graduation, actor=actor, note=payload.reason))
+    return selectors.graduation_get(workspace=request.workspace, graduation_id=graduation_id)
 
 
 # --- procedures and censors -----------------------------------------------------------------

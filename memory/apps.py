@@ -15,6 +15,9 @@ class MemoryConfig(AppConfig):
         # After the entities processor (INSTALLED_APPS order): entity candidates first, so
         # graduation signal 4 can see what the entity extractor proposed.
         register_processor("memories", interactions_extract_memories)
+        from memory.review import register as register_review_kinds
+
+        register_review_kinds()
         register_merge_mover("memories", memories_move, memories_restore)
         register_eraser("memories", memories_erase)
         registry.register_pending("memories to embed", selectors.memory_pending_count)

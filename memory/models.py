@@ -86,6 +86,10 @@ class Memory(models.Model):
     occurred_at = models.DateTimeField(null=True, blank=True)
     event_first = models.DateField(null=True, blank=True)
     event_last = models.DateField(null=True, blank=True)
+    # When the claim held in the world, set when a reviewer keeps both sides of a conflict
+    # ("both true at different times"); empty = no known bound.
+    valid_from = models.DateTimeField(null=True, blank=True)
+    valid_to = models.DateTimeField(null=True, blank=True)
     reinforcement_count = models.PositiveIntegerField(default=0)
     last_confirmed_at = models.DateTimeField(null=True, blank=True)
     access_count = models.PositiveIntegerField(default=0)

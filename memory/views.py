@@ -11,6 +11,7 @@ from core.models import Role
 from core.services import Actor
 from memory import selectors, services
 from memory.models import Certainty, Memory, MemoryStatus, MemoryType
+from review.services import review_or
 
 PAGE_SIZE = 50
 
@@ -90,9 +91,20 @@ def _act(request, memory_id: int, action, success: str):
     return redirect("memory", slug=request.workspace.slug, memory_id=target)
 
 
+def _through_queue(action: str, service):
+    """Approve and reject go through the review queue (audited as review decisions) when the
+    memory waits there; otherwise straight to the service."""
+    def run(*, memory, actor, note):
+        review_or(workspace_id=memory.workspace_id, kinds=("memory", "conflict"), target_id=memory.pk, actor=actor,
+                  action=action, note=note, fallback=lambda: service(memory=memory, actor=actor, note=note))
+        return memory
+
+    return run
+
+
 ACTIONS = {
-    "approve": (services.memory_approve, "Approved."),
-    "reject": (services.memory_reject, "Rejected."),
+    "approve": (_through_queue("approve", services.memory_approve), "Approved."),
+    "reject": (_through_queue("reject", services.memory_reject), "Rejected."),
     "invalidate": (services.memory_invalidate, "Marked invalid: kept, no longer served."),
 }
 
@@ -124,7 +136,7 @@ def memory_edit(request, memory_id: int):
     except ValueError:
         messages.error(request, "Importance is a number between 0 and 1.")
         return redirect("memory", slug=request.workspace.slug, memory_id=memory_id)
-    return _act(request, memory_id, lambda: services.memory_edit(memory=memory, actor=Actor.for_user(request.user),
+    return _act(request, memory_id, lambda: services.memory_revise(memory=memory, actor=Actor.for_user(request.user),
                                                                  note=request.POST.get("note", "")[:2000], **changes),
                 "Saved as a new version.")
 
@@ -139,10 +151,13 @@ def graduation_decide(request, graduation_id: int, decision: str):
     if decision not in {"accept", "reject"}:
         raise Http404("No such decision.")
     actor = Actor.for_user(request.user)
-    if decision == "accept":
-        action, success = (lambda: services.graduation_accept(graduation=graduation, actor=actor)), "Graduated."
-    else:
-        action, success = (lambda: services.graduation_reject(graduation=graduation, actor=actor)), "Proposal rejected."
+    service = services.graduation_accept if decision == "accept" else services.graduation_reject
+    success = "Graduated." if decision == "accept" else "Proposal rejected."
+
+    def action():
+        review_or(workspace_id=graduation.workspace_id, kinds=("graduation",), target_id=graduation.pk, actor=actor,
+                  action="approve" if decision == "accept" else "reject",
+                  fallback=lambda: service(graduation=graduation, actor=actor))
     return _act(request, graduation.memory_id, action, success)
 
 

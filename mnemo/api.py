@@ -20,6 +20,7 @@ from entities.api import router as entities_router
 from entities.api_decisions import router as decisions_router
 from memory.api import router as memory_router
 from context.api import router as context_router
+from review.api import router as review_router
 from core.errors import ApiError
 from core.logging import request_id_var
 from mnemo.auth import MissingScope
@@ -128,3 +129,4 @@ api.add_router("/", entities_router)
 api.add_router("/", decisions_router)
 api.add_router("/", memory_router)
 api.add_router("/", context_router)
+api.add_router("/", review_router)

@@ -81,6 +81,7 @@ INSTALLED_APPS = [
     "conversations",
     "memory",
     "context",
+    "review",
 ]
 
 MIDDLEWARE = [
@@ -112,6 +113,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "core.context_processors.workspace",
+                "review.context_processors.review_pending",
             ],
         },
     },
@@ -241,3 +243,9 @@ MNEMO_CENSOR_MATCH_THRESHOLD = env_float("MNEMO_CENSOR_MATCH_THRESHOLD", 0.6)
 # Context packs: a censor whose relevance to the query reaches this score comes with the
 # pack as a warning.
 MNEMO_PACK_CENSOR_MIN_SCORE = env_float("MNEMO_PACK_CENSOR_MIN_SCORE", 0.45)
+# Reviewer statistics: a rule (or prompt version) whose decisions approve less than this
+# share, over at least MNEMO_REVIEW_MIN_DECISIONS decisions, is flagged on the stats page.
+MNEMO_REVIEW_LOW_PRECISION = env_float("MNEMO_REVIEW_LOW_PRECISION", 0.6)
+MNEMO_REVIEW_MIN_DECISIONS = int(env_float("MNEMO_REVIEW_MIN_DECISIONS", 5))
+# How long the queue page offers to undo a decision before it is sent (seconds).
+MNEMO_REVIEW_UNDO_SECONDS = env_float("MNEMO_REVIEW_UNDO_SECONDS", 5)

@@ -13,6 +13,7 @@ urlpatterns = [
     path("w/<slug:slug>/entities/", include("entities.urls")),
     path("w/<slug:slug>/memories/", include("memory.urls")),
     path("w/<slug:slug>/inspector/", include("context.urls")),
+    path("w/<slug:slug>/review/", include("review.urls")),
     path("", include("core.urls")),
 ]
 

@@ -4,6 +4,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from core.errors import Conflict
 from core.models import Workspace
 from core.services import SYSTEM, Actor, audit_record
 from entities.kinds import all_kinds
@@ -64,7 +65,8 @@ def entity_update(*, entity: Entity, actor: Actor = SYSTEM, name: str | None = N
 
 
 def entity_propose(*, workspace_id: int, kind: str, name: str, evidence_ids=(), quote: str = "",
-                   description: str = "", confidence: float = 0.5, actor: Actor = SYSTEM) -> tuple[Entity, bool]:
+                   description: str = "", confidence: float = 0.5, actor: Actor = SYSTEM,
+                   rule: str = "entities.extract") -> tuple[Entity, bool]:
     """The entity a message (or a graduating memory) names: an existing one with that name
     or alias, else a new candidate for a person to decide. The interactions are kept as its
     evidence either way. Returns (entity, created)."""
@@ -83,4 +85,33 @@ def entity_propose(*, workspace_id: int, kind: str, name: str, evidence_ids=(), 
     for interaction_id in evidence_ids:
         EntityEvidence.objects.get_or_create(entity=entity, interaction_id=interaction_id,
                                              defaults={"quote": quote[:2000]})
+    if created:
+        from review.services import review_open
+
+        review_open(kind="entity", target=entity, workspace_id=workspace_id, rule=rule)
     return entity, created
+
+
+def _candidate_locked(entity: Entity) -> Entity:
+    entity = Entity.objects.select_for_update().get(pk=entity.pk)
+    if entity.status != EntityStatus.CANDIDATE or entity.merged_into_id:
+        raise Conflict(f"Entity {entity.pk} is {entity.status}; only a candidate can be approved or rejected.")
+    return entity
+
+
+@transaction.atomic
+def entity_approve(*, entity: Entity, actor: Actor, note: str = "") -> Entity:
+    entity = _candidate_locked(entity)
+    entity.status, entity.updated_at = EntityStatus.ACTIVE, timezone.now()
+    entity.save(update_fields=["status", "updated_at"])
+    audit_record(workspace=entity.workspace, actor=actor, verb="entity.approve", target=entity, data={"note": note})
+    return entity
+
+
+@transaction.atomic
+def entity_reject(*, entity: Entity, actor: Actor, note: str = "") -> Entity:
+    entity = _candidate_locked(entity)
+    entity.status, entity.updated_at = EntityStatus.INVALID, timezone.now()
+    entity.save(update_fields=["status", "updated_at"])
+    audit_record(workspace=entity.workspace, actor=actor, verb="entity.reject", target=entity, data={"note": note})
+    return entity

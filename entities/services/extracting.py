@@ -13,9 +13,9 @@ from entities.services.profiles import profile_candidate_add
 from entities.services.relationships import relationship_add
 
 
-def _object_entity(sender: Entity, name: str, kind: str, interaction, quote: str) -> Entity:
+def _object_entity(sender: Entity, name: str, kind: str, interaction, quote: str, rule: str) -> Entity:
     entity, _ = entity_propose(workspace_id=sender.workspace_id, kind=kind, name=name, evidence_ids=[interaction.pk],
-                               quote=quote)
+                               quote=quote, rule=rule)
     return entity
 
 
@@ -31,7 +31,8 @@ def interactions_extract(interactions) -> None:
         for candidate in extract_relationships(interaction.content):
             if not candidate.subject_is_speaker or candidate.predicate not in PREDICATES:
                 continue
-            obj = _object_entity(sender, candidate.object_name, candidate.object_kind, interaction, candidate.quote)
+            obj = _object_entity(sender, candidate.object_name, candidate.object_kind, interaction, candidate.quote,
+                                f"rule:{candidate.rule}")
             if obj.pk == sender.pk:
                 continue
             relationship_add(

@@ -154,12 +154,16 @@ def link_suggestions_scan(*, workspace: Workspace, max_pairs: int = 200_000) -> 
             newer, older = (b, a) if b.entity_id > a.entity_id else (a, b)
             proposals.append(LinkSuggestion(workspace=workspace, identity=newer, entity=older.entity,
                                             score=round(result.score, 4), reasons=result.reasons))
-    before = LinkSuggestion.objects.filter(workspace=workspace).count()
+    last = LinkSuggestion.objects.filter(workspace=workspace).order_by("-pk").values_list("pk", flat=True).first() or 0
     LinkSuggestion.objects.bulk_create(proposals, ignore_conflicts=True)
-    added = LinkSuggestion.objects.filter(workspace=workspace).count() - before
-    if added:
-        audit_record(workspace=workspace, actor=SYSTEM, verb="identity.suggest", data={"proposed": added})
-    return added
+    fresh = list(LinkSuggestion.objects.filter(workspace=workspace, pk__gt=last, status=SuggestionStatus.PENDING)
+                 .select_related("identity", "entity"))
+    if fresh:
+        audit_record(workspace=workspace, actor=SYSTEM, verb="identity.suggest", data={"proposed": len(fresh)})
+        from review.services import review_open_many
+
+        review_open_many(kind="identity_link", targets=fresh, workspace_id=workspace.pk)
+    return len(fresh)
 
 
 @transaction.atomic

@@ -99,6 +99,11 @@ def entity_merge(*, source: Entity, target: Entity, actor: Actor = SYSTEM) -> En
                                        source_state=state, merged_by=actor.user)
     audit_record(workspace=source.workspace, actor=actor, verb="entity.merge", target=merge,
                  data={"source": source.pk, "target": target.pk, "moved": {k: len(v) for k, v in moved.items()}})
+    if state["status"] == EntityStatus.CANDIDATE:
+        from review.services import review_withdraw
+
+        review_withdraw(kind="entity", target_ids=[source.pk], workspace_id=source.workspace_id,
+                        reason=f"merged into entity {target.pk}", actor=actor)
     return merge
 
 

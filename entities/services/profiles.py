@@ -64,11 +64,15 @@ def profile_candidate_add(*, entity: Entity, key: str, value: str, confidence: f
         return None
     try:
         with transaction.atomic():
-            return ProfileValue.objects.create(workspace_id=entity.workspace_id, entity=entity, key=key, value=value,
-                                               confidence=confidence, status=ProfileStatus.CANDIDATE, evidence=evidence,
-                                               quote=quote, source=source)
+            row = ProfileValue.objects.create(workspace_id=entity.workspace_id, entity=entity, key=key, value=value,
+                                              confidence=confidence, status=ProfileStatus.CANDIDATE, evidence=evidence,
+                                              quote=quote, source=source)
     except IntegrityError:
         return None
+    from review.services import review_open
+
+    review_open(kind="profile_value", target=row, workspace_id=entity.workspace_id)
+    return row
 
 
 @transaction.atomic

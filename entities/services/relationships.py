@@ -69,6 +69,10 @@ def relationship_add(*, subject: Entity, predicate: str, object: Entity, actor: 
                  data={"subject": subject.pk, "predicate": predicate, "object": object.pk, "status": status})
     if status == RelationshipStatus.ACTIVE:
         _supersede_contradictions(rel, actor)
+    else:
+        from review.services import review_open
+
+        review_open(kind="relationship", target=rel, workspace_id=rel.workspace_id)
     return rel
 
 
@@ -88,3 +92,9 @@ def relationship_set_status(*, relationship: Relationship, status: str, actor: A
     if status == RelationshipStatus.ACTIVE:
         _supersede_contradictions(rel, actor)
     return rel
+
+
+def relationships_withdraw_review(*, relationship_ids, workspace_id: int, reason: str) -> None:
+    from review.services import review_withdraw
+
+    review_withdraw(kind="relationship", target_ids=relationship_ids, workspace_id=workspace_id, reason=reason)

@@ -13,8 +13,11 @@ from memory.services.memories import (
     memory_approve,
     memory_edit,
     memory_invalidate,
+    memory_keep_both,
+    memory_merge,
     memory_reinforce,
     memory_reject,
+    memory_revise,
     memory_store,
     trust_policy_for,
     trust_policy_set,
@@ -38,6 +41,9 @@ from memory.services.working import (
 )
 
 __all__ = [
+    "memory_keep_both",
+    "memory_merge",
+    "memory_revise",
     "DEFAULT_POLICY",
     "Draft",
     "Evidence",

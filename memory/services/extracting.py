@@ -65,7 +65,7 @@ def _entity_candidate(interaction, candidate: MemoryCandidate, text: str) -> Non
 
     entity_propose(workspace_id=interaction.workspace_id, kind=candidate.entity_kind or "fact", name=candidate.name,
                    evidence_ids=[interaction.pk], quote=candidate.quote, description=text,
-                   confidence=candidate.confidence)
+                   confidence=candidate.confidence, rule=f"rule:{candidate.rule}")
     graduation_check_extractor(workspace_id=interaction.workspace_id, name=candidate.name, text=text)
 
 

@@ -43,6 +43,9 @@ def graduation_propose(*, memory: Memory, signal: str) -> Graduation | None:
         return None  # another worker opened it first
     audit_record(workspace=memory.workspace, actor=SYSTEM, verb="graduation.propose", target=graduation,
                  data={"memory": memory.pk, "signal": signal})
+    from review.services import review_open
+
+    review_open(kind="graduation", target=graduation, workspace_id=memory.workspace_id)
     return graduation
 
 
@@ -105,6 +108,14 @@ def memory_graduate(*, memory: Memory, actor: Actor, signal: str = GraduationSig
     audit_record(workspace=memory.workspace, actor=actor, verb="memory.graduate", target=memory, data={
         "entity": entity.pk, "entity_created": created, "signal": graduation.signal, "before": before,
         "graduation": graduation.pk})
+    from review.services import review_withdraw
+
+    # Graduated explicitly while a proposal (or the memory itself) waited in the queue.
+    review_withdraw(kind="graduation", target_ids=[graduation.pk], workspace_id=memory.workspace_id,
+                    reason=f"graduated to entity {entity.pk}", actor=actor)
+    if before == MemoryStatus.CANDIDATE:
+        review_withdraw(kind="memory", target_ids=[memory.pk], workspace_id=memory.workspace_id,
+                        reason=f"graduated to entity {entity.pk}", actor=actor)
     return graduation
 
 

@@ -28,7 +28,7 @@ from django.utils import timezone
 from pgvector.django import CosineDistance
 
 from core import privacy
-from core.errors import ApiError, Conflict
+from core.errors import ApiError, Conflict, NotFound
 from core.models import Workspace
 from core.services import SYSTEM, Actor, audit_record
 from memory import rules
@@ -287,7 +287,12 @@ def memory_store(*, workspace_id: int, draft: Draft, actor: Actor = SYSTEM, embe
     })
     if auto:
         audit_record(workspace=workspace, actor=SYSTEM, verb="memory.auto_approve", target=memory, data={
-            "policy": _policy_dict(policy), "rule": memory.rule, "source": memory.source})
+            "policy": _policy_dict(policy), "rule": memory.rule, "source": memory.source,
+            "prompt_version": memory.prompt_version, "kind": "memory"})
+    else:
+        from review.services import review_open
+
+        review_open(kind="conflict" if contradicted else "memory", target=memory, workspace_id=workspace_id)
     if embedding is None:
         transaction.on_commit(lambda: _enqueue_embedding(memory.pk))
     from memory.services.graduation import graduation_check_template
@@ -339,12 +344,15 @@ def _fold_near_duplicate(memory: Memory) -> None:
         return
     evidence = [Evidence(e.interaction_id, e.quote, e.start, e.end) for e in memory.evidence.all()]
     memory_reinforce(memory=older, evidence=evidence, reason="near_duplicate")
+    before = memory.status
     memory.status = MemoryStatus.ARCHIVED
     memory.duplicate_of = older
     memory.updated_at = timezone.now()
     memory.save(update_fields=["status", "duplicate_of", "updated_at"])
     audit_record(workspace=memory.workspace, actor=SYSTEM, verb="memory.archive_duplicate", target=memory,
                  data={"duplicate_of": older.pk})
+    if before == MemoryStatus.CANDIDATE:
+        _withdraw_review(memory, f"folded into the near duplicate memory {older.pk}")
 
 
 # --- the lifecycle people drive -------------------------------------------------------------
@@ -409,6 +417,78 @@ def memory_invalidate(*, memory: Memory, actor: Actor, reason: str = "") -> Memo
     memory.save(update_fields=["status", "decided_by", "decided_at", "updated_at"])
     audit_record(workspace=memory.workspace, actor=actor, verb="memory.invalidate", target=memory,
                  data={"reason": reason, "before": before})
+    if before == MemoryStatus.CANDIDATE:
+        _withdraw_review(memory, "invalidated outside the queue", actor)
+    return memory
+
+
+def _withdraw_review(memory: Memory, reason: str, actor: Actor = SYSTEM) -> None:
+    from review.services import review_withdraw
+
+    for kind in ("memory", "conflict"):
+        review_withdraw(kind=kind, target_ids=[memory.pk], workspace_id=memory.workspace_id, reason=reason, actor=actor)
+
+
+@transaction.atomic
+def memory_revise(*, memory: Memory, actor: Actor, note: str = "", **changes) -> Memory:
+    """An edit made outside the review queue (the memory API or page): when it was a
+    candidate, the new version takes its place in the queue."""
+    was_candidate = memory.status == MemoryStatus.CANDIDATE
+    new = memory_edit(memory=memory, actor=actor, note=note, **changes)
+    if was_candidate:
+        from review.services import review_retarget
+
+        kind = "conflict" if new.conflicts_with_id else "memory"
+        review_retarget(kind=kind, old_id=memory.pk, target=new, workspace_id=memory.workspace_id,
+                        reason=f"edited into memory {new.pk}", actor=actor)
+    return new
+
+
+@transaction.atomic
+def memory_merge(*, memory: Memory, into: Memory, actor: Actor, note: str = "") -> Memory:
+    """A candidate says what an existing memory says: the existing one is reinforced with
+    the candidate's evidence, the candidate is archived pointing at it."""
+    memory = _locked(memory)
+    if memory.status != MemoryStatus.CANDIDATE:
+        raise _decided_conflict(memory)
+    into = Memory.objects.select_for_update().filter(workspace_id=memory.workspace_id, pk=into.pk).first()
+    if into is None:
+        raise NotFound("No such memory to merge into in this workspace.")
+    if into.pk == memory.pk:
+        raise ValidationError({"merge_into": "A memory cannot be merged into itself."})
+    if into.status not in OPEN_STATUSES:
+        raise ValidationError({"merge_into": f"Memory {into.pk} is {into.status}; merge into a candidate or active one."})
+    evidence = [Evidence(e.interaction_id, e.quote, e.start, e.end) for e in memory.evidence.all()]
+    memory_reinforce(memory=into, evidence=evidence, actor=actor, reason="merged")
+    now = timezone.now()
+    memory.status, memory.duplicate_of = MemoryStatus.ARCHIVED, into
+    memory.decided_by, memory.decided_at, memory.updated_at = actor.user, now, now
+    memory.save(update_fields=["status", "duplicate_of", "decided_by", "decided_at", "updated_at"])
+    audit_record(workspace=memory.workspace, actor=actor, verb="memory.merge", target=memory,
+                 data={"into": into.pk, "note": note})
+    return into
+
+
+@transaction.atomic
+def memory_keep_both(*, memory: Memory, actor: Actor, note: str = "", boundary=None) -> Memory:
+    """A contradiction where both were true at different times (seed 004's validity
+    periods): the old memory held until `boundary`, the candidate from then on. Both stay
+    active; nothing is superseded. `boundary` defaults to when the new one was said."""
+    memory = _locked(memory)
+    if memory.status != MemoryStatus.CANDIDATE or not memory.conflicts_with_id:
+        raise ValidationError({"action": "Only a pending contradiction can keep both sides."})
+    old = Memory.objects.select_for_update().get(pk=memory.conflicts_with_id)
+    now = timezone.now()
+    boundary = boundary or memory.occurred_at or memory.created_at
+    if old.valid_from and boundary < old.valid_from:
+        raise ValidationError({"boundary": "The change cannot precede the old memory's own start."})
+    old.valid_to, old.updated_at = boundary, now
+    old.save(update_fields=["valid_to", "updated_at"])
+    memory.valid_from = boundary
+    memory.status, memory.decided_by, memory.decided_at, memory.updated_at = MemoryStatus.ACTIVE, actor.user, now, now
+    memory.save(update_fields=["valid_from", "status", "decided_by", "decided_at", "updated_at"])
+    audit_record(workspace=memory.workspace, actor=actor, verb="memory.keep_both", target=memory,
+                 data={"old": old.pk, "boundary": boundary.isoformat(), "note": note})
     return memory
 
 
@@ -440,6 +520,9 @@ def memory_edit(*, memory: Memory, actor: Actor, note: str = "", **changes) -> M
         attribute=memory.attribute if "text" not in changes else "", value=memory.value if "text" not in changes else "",
         polarity=memory.polarity, source=memory.source, rule=memory.rule, model=memory.model,
         prompt_version=memory.prompt_version, supersedes=memory, conversation_id=memory.conversation_id,
+        # An edited candidate still proposes what the original proposed.
+        conflicts_with_id=memory.conflicts_with_id if memory.status == MemoryStatus.CANDIDATE else None,
+        valid_from=memory.valid_from, valid_to=memory.valid_to,
         occurred_at=memory.occurred_at, event_first=memory.event_first, event_last=memory.event_last,
         reinforcement_count=memory.reinforcement_count, last_confirmed_at=memory.last_confirmed_at,
         access_count=memory.access_count, last_accessed_at=memory.last_accessed_at, metadata=memory.metadata,

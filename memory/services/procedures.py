@@ -110,6 +110,9 @@ def procedure_outcome(*, procedure: Procedure, outcome: str, actor: Actor, note:
         procedure.save(update_fields=["flagged_at"])
         audit_record(workspace=workspace, actor=SYSTEM, verb="procedure.flag", target=procedure.memory, data={
             "effectiveness": procedure.effectiveness, "activations": procedure.activation_count})
+        from review.services import review_open
+
+        review_open(kind="low_effectiveness", target=procedure, workspace_id=workspace.pk)
     return procedure
 
 

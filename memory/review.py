@@ -1,0 +1,225 @@
+"""The review kinds the memory app owns (review.registry): candidate memories, supersede
+proposals (contradictions), graduation proposals and procedures that stopped working.
+Each handler changes memory rows through memory.services only."""
+
+from __future__ import annotations
+
+from django.contrib.postgres.search import SearchQuery, SearchRank
+from django.db.models import F
+from pgvector.django import CosineDistance
+
+from core.services import Actor
+from memory import services
+from memory.models import OPEN_STATUSES, Graduation, GraduationStatus, Memory, MemoryStatus, Procedure
+from review.registry import Description, Gone, Kind, register_kind
+
+SIMILAR_MAX_DISTANCE = 0.5
+
+
+# --- candidate memories and contradictions ---------------------------------------------------
+
+def _candidate(workspace_id: int, target_id: int) -> Memory:
+    memory = Memory.objects.filter(workspace_id=workspace_id, pk=target_id).first()
+    if memory is None:
+        raise Gone("the memory no longer exists")
+    if memory.status != MemoryStatus.CANDIDATE:
+        raise Gone(f"memory {memory.pk} is {memory.status} now")
+    return memory
+
+
+def _first_evidence(memory: Memory):
+    return memory.evidence.order_by("created_at", "id").first()
+
+
+def _describe(memory: Memory) -> Description:
+    evidence = _first_evidence(memory)
+    span = (evidence.start, evidence.end) if evidence and evidence.start is not None and evidence.end else None
+    proposal = {"certainty": memory.certainty, "source": memory.source, "model": memory.model,
+                "importance": memory.importance, "memory_id": memory.pk}
+    if memory.conflicts_with_id:
+        old = memory.conflicts_with
+        proposal.update({"old_id": old.pk, "old_text": old.text, "attribute": memory.attribute})
+    return Description(
+        text=memory.text, item_type=memory.type, source_interaction_id=evidence.interaction_id if evidence else None,
+        span=span, entity_id=memory.subject_id, rule=memory.rule or (f"model:{memory.model}" if memory.model else memory.source),
+        prompt_version=memory.prompt_version, confidence=memory.confidence, proposal=proposal,
+    )
+
+
+def _approve(memory: Memory, actor: Actor, note: str, changes: dict) -> dict:
+    if changes:
+        memory = services.memory_edit(memory=memory, actor=actor, note=note, **changes)
+    approved = services.memory_approve(memory=memory, actor=actor, note=note)
+    return {"memory": approved.pk, "supersedes": approved.supersedes_id}
+
+
+def _reject(memory: Memory, actor: Actor, note: str) -> dict:
+    services.memory_reject(memory=memory, actor=actor, note=note)
+    return {"memory": memory.pk}
+
+
+def _merge(memory: Memory, into_id: int, actor: Actor, note: str) -> dict:
+    into = Memory(pk=into_id, workspace_id=memory.workspace_id)
+    kept = services.memory_merge(memory=memory, into=into, actor=actor, note=note)
+    return {"memory": memory.pk, "into": kept.pk}
+
+
+def _keep_both(memory: Memory, actor: Actor, note: str) -> dict:
+    kept = services.memory_keep_both(memory=memory, actor=actor, note=note)
+    return {"memory": kept.pk, "old": kept.conflicts_with_id, "boundary": kept.valid_from.isoformat()}
+
+
+def _similar(memory: Memory, limit: int) -> list[dict]:
+    """Open memories that say nearly the same: cosine neighbours once the worker embedded
+    the candidate, full-text matches before that."""
+    rows = Memory.objects.filter(workspace_id=memory.workspace_id, status__in=OPEN_STATUSES).exclude(pk=memory.pk)
+    if memory.embedding is not None:
+        found = (rows.exclude(embedding__isnull=True).annotate(distance=CosineDistance("embedding", memory.embedding))
+                 .filter(distance__lte=SIMILAR_MAX_DISTANCE).order_by("distance")[:limit])
+        return [{"id": m.pk, "text": m.text, "status": m.status, "type": m.type, "score": round(1 - m.distance, 3)}
+                for m in found]
+    query = SearchQuery(" OR ".join(w for w in memory.text.split() if w.isalnum()) or memory.text,
+                        search_type="websearch", config="english")
+    found = rows.filter(search=query).annotate(rank=SearchRank(F("search"), query)).order_by("-rank")[:limit]
+    return [{"id": m.pk, "text": m.text, "status": m.status, "type": m.type, "score": round(m.rank, 3)} for m in found]
+
+
+def _conflict_details(memory: Memory) -> dict:
+    from memory.selectors import memory_evidence
+
+    old = memory.conflicts_with
+    return {"new": memory, "old": old, "new_evidence": list(memory_evidence(memory=memory)),
+            "old_evidence": list(memory_evidence(memory=old)) if old else []}
+
+
+def _pending(kind_conflict: bool):
+    def pending(workspace_id: int | None) -> list[tuple[int, list]]:
+        rows = Memory.objects.filter(status=MemoryStatus.CANDIDATE, conflicts_with__isnull=not kind_conflict)
+        if workspace_id is not None:
+            rows = rows.filter(workspace_id=workspace_id)
+        grouped: dict[int, list] = {}
+        for memory in rows.order_by("id"):
+            grouped.setdefault(memory.workspace_id, []).append(memory)
+        return list(grouped.items())
+
+    return pending
+
+
+# --- graduations ------------------------------------------------------------------------------
+
+def _graduation(workspace_id: int, target_id: int) -> Graduation:
+    graduation = Graduation.objects.select_related("memory").filter(workspace_id=workspace_id, pk=target_id).first()
+    if graduation is None:
+        raise Gone("the graduation proposal no longer exists")
+    if graduation.status != GraduationStatus.PENDING:
+        raise Gone(f"the proposal is {graduation.status} now")
+    return graduation
+
+
+def _describe_graduation(graduation: Graduation) -> Description:
+    memory = graduation.memory
+    evidence = _first_evidence(memory)
+    span = (evidence.start, evidence.end) if evidence and evidence.start is not None and evidence.end else None
+    proposal = dict(graduation.proposal)
+    return Description(
+        text=f"Graduate to a {proposal.get('kind', 'fact')} entity “{proposal.get('name', '')}”: {memory.text}",
+        item_type=proposal.get("kind", "fact"), source_interaction_id=evidence.interaction_id if evidence else None,
+        span=span, entity_id=memory.subject_id, rule=f"graduation:{graduation.signal}",
+        prompt_version=memory.prompt_version, confidence=memory.confidence,
+        proposal={**proposal, "memory_id": memory.pk, "memory_text": memory.text, "signal": graduation.signal},
+    )
+
+
+def _approve_graduation(graduation: Graduation, actor: Actor, note: str, changes: dict) -> dict:
+    if changes:
+        Graduation.objects.filter(pk=graduation.pk).update(proposal={**graduation.proposal, **changes})
+        graduation.refresh_from_db()
+    done = services.graduation_accept(graduation=graduation, actor=actor)
+    return {"graduation": done.pk, "entity": done.entity_id, "memory": done.memory_id}
+
+
+def _reject_graduation(graduation: Graduation, actor: Actor, note: str) -> dict:
+    services.graduation_reject(graduation=graduation, actor=actor, note=note)
+    return {"graduation": graduation.pk}
+
+
+def _pending_graduations(workspace_id: int | None) -> list[tuple[int, list]]:
+    rows = Graduation.objects.select_related("memory").filter(status=GraduationStatus.PENDING)
+    if workspace_id is not None:
+        rows = rows.filter(workspace_id=workspace_id)
+    grouped: dict[int, list] = {}
+    for graduation in rows.order_by("id"):
+        grouped.setdefault(graduation.workspace_id, []).append(graduation)
+    return list(grouped.items())
+
+
+# --- procedures that stopped working ------------------------------------------------------------
+
+def _flagged(workspace_id: int, target_id: int) -> Procedure:
+    procedure = Procedure.objects.select_related("memory").filter(memory__workspace_id=workspace_id, pk=target_id).first()
+    if procedure is None:
+        raise Gone("the procedure no longer exists")
+    if procedure.memory.status != MemoryStatus.ACTIVE:
+        raise Gone(f"the procedure is {procedure.memory.status} now")
+    return procedure
+
+
+def _describe_flagged(procedure: Procedure) -> Description:
+    effectiveness = procedure.effectiveness or 0.0
+    return Description(
+        text=(f"Retire the procedure “{procedure.name}”? It worked {procedure.success_count} of "
+              f"{procedure.activation_count} times ({effectiveness:.0%})."),
+        item_type="procedure", rule="procedure.low_effectiveness", confidence=max(0.0, min(1.0, 1 - effectiveness)),
+        proposal={"memory_id": procedure.pk, "name": procedure.name, "steps": procedure.steps,
+                  "activations": procedure.activation_count, "successes": procedure.success_count,
+                  "effectiveness": effectiveness},
+    )
+
+
+def _retire(procedure: Procedure, actor: Actor, note: str, changes: dict) -> dict:
+    services.memory_invalidate(memory=procedure.memory, actor=actor, reason=note or "retired: low effectiveness")
+    return {"memory": procedure.pk, "retired": True}
+
+
+def _keep(procedure: Procedure, actor: Actor, note: str) -> dict:
+    return {"memory": procedure.pk, "retired": False}
+
+
+def _pending_flagged(workspace_id: int | None) -> list[tuple[int, list]]:
+    from review.models import ReviewItem
+
+    rows = Procedure.objects.select_related("memory").filter(flagged_at__isnull=False, memory__status=MemoryStatus.ACTIVE)
+    if workspace_id is not None:
+        rows = rows.filter(memory__workspace_id=workspace_id)
+    # A flag someone already decided to keep is not proposed again.
+    decided = set(ReviewItem.objects.filter(kind="low_effectiveness").exclude(status="pending")
+                  .values_list("target_id", flat=True))
+    grouped: dict[int, list] = {}
+    for procedure in rows.order_by("pk"):
+        if procedure.pk not in decided:
+            grouped.setdefault(procedure.memory.workspace_id, []).append(procedure)
+    return list(grouped.items())
+
+
+def register() -> None:
+    memory_fields = {"text": "The memory's text", "type": "Its type"}
+    register_kind(Kind(
+        name="memory", label="Memory", load=_candidate, describe=_describe, approve=_approve, reject=_reject,
+        edit_fields=memory_fields, merge=_merge, similar=_similar, auto_verbs=("memory.auto_approve",),
+        pending=_pending(False),
+    ))
+    register_kind(Kind(
+        name="conflict", label="Contradiction", load=_candidate, describe=_describe, approve=_approve, reject=_reject,
+        edit_fields={"text": "The new memory's text"}, both=_keep_both, similar=_similar, details=_conflict_details,
+        approve_label="New supersedes old", reject_label="Keep the old one", pending=_pending(True),
+    ))
+    register_kind(Kind(
+        name="graduation", label="Graduation", load=_graduation, describe=_describe_graduation,
+        approve=_approve_graduation, reject=_reject_graduation,
+        edit_fields={"name": "The entity's name", "kind": "The entity's kind"}, pending=_pending_graduations,
+        approve_label="Graduate",
+    ))
+    register_kind(Kind(
+        name="low_effectiveness", label="Failing procedure", load=_flagged, describe=_describe_flagged,
+        approve=_retire, reject=_keep, pending=_pending_flagged, approve_label="Retire", reject_label="Keep it",
+    ))

@@ -1,0 +1,96 @@
+from django.http import HttpRequest
+from ninja import Query, Router
+
+from core.pagination import PageIn, page
+from core.services import Actor
+from mnemo.auth import require
+from review import selectors, services
+from review.models import ReviewItem
+from review.schemas import BulkIn, BulkOut, CandidateFilter, CandidateOut, CandidatePage, PromoteIn, RejectIn, StatsOut
+
+router = Router(tags=["review"])
+
+
+def _actor(request) -> Actor:
+    return Actor.for_api_key(request.auth)
+
+
+def candidate_out(item: ReviewItem) -> dict:
+    span = [item.span_start, item.span_end] if item.span_start is not None and item.span_end is not None else None
+    return {
+        "id": item.pk, "kind": item.kind, "target_id": item.target_id, "type": item.item_type, "text": item.text,
+        "proposal": item.proposal, "source_interaction_id": item.source_interaction_id, "span": span,
+        "entity_id": item.entity_id, "rule": item.rule, "prompt_version": item.prompt_version,
+        "confidence": item.confidence, "status": item.status, "decision": item.decision, "result": item.result,
+        "decided_by": item.decided_label, "decided_at": item.decided_at, "note": item.note,
+        "created_at": item.created_at,
+    }
+
+
+def _filters(f: CandidateFilter) -> selectors.ItemFilter:
+    return selectors.ItemFilter(status=f.status, kind=f.kind, item_type=f.type, rule=f.rule,
+                                min_confidence=f.min_confidence, max_confidence=f.max_confidence, entity_id=f.entity,
+                                source_interaction_id=f.source_interaction, older_than_hours=f.older_than_hours,
+                                newer_than_hours=f.newer_than_hours)
+
+
+@router.get("/candidates", response=CandidatePage, auth=require("read"),
+            summary="The review queue: everything derived that waits for a person")
+def list_candidates(request: HttpRequest, filters: Query[CandidateFilter], paging: Query[PageIn]):
+    return page(selectors.review_items(workspace=request.workspace, filters=_filters(filters)), paging, candidate_out)
+
+
+@router.post("/candidates/promote", response=BulkOut, auth=require("write"), summary="Approve many items at once")
+def promote_many(request: HttpRequest, payload: BulkIn):
+    result = services.review_decide_many(workspace_id=request.workspace.pk, item_ids=payload.ids, actor=_actor(request),
+                                         action="approve", note=payload.note)
+    return {"decided": [candidate_out(i) for i in result.decided], "skipped": result.skipped}
+
+
+@router.post("/candidates/reject", response=BulkOut, auth=require("write"), summary="Reject many items at once")
+def reject_many(request: HttpRequest, payload: BulkIn):
+    result = services.review_decide_many(workspace_id=request.workspace.pk, item_ids=payload.ids, actor=_actor(request),
+                                         action="reject", note=payload.note)
+    return {"decided": [candidate_out(i) for i in result.decided], "skipped": result.skipped}
+
+
+@router.get("/candidates/stats", response=StatsOut, auth=require("read"),
+            summary="Reviewer statistics from the audit log: precision per rule and prompt version, queue age")
+def candidate_stats(request: HttpRequest, days: int = Query(30, ge=1, le=365)):
+    stats = selectors.review_stats(workspace=request.workspace, days=days)
+    return {
+        "days": stats.days, "pending": stats.pending, "oldest_hours": stats.oldest_hours,
+        "median_age_hours": stats.median_age_hours, "by_kind": dict(stats.by_kind),
+        "auto_approved": stats.auto_approved, "human_approved": stats.human_approved, "rejected": stats.rejected,
+        "auto_share": stats.auto_share,
+        "rules": [{"rule": r.rule, "prompt_version": r.prompt_version, "decisions": r.decisions,
+                   "accepted": r.accepted, "rejected": r.rejected, "edited": r.edited, "precision": r.precision,
+                   "low": r.low, "series": r.series} for r in stats.rules],
+    }
+
+
+@router.get("/candidates/{item_id}", response=CandidateOut, auth=require("read"), summary="One review item")
+def get_candidate(request: HttpRequest, item_id: int):
+    return candidate_out(selectors.review_item_get(workspace=request.workspace, item_id=item_id))
+
+
+@router.post("/candidates/{item_id}/promote", response=CandidateOut, auth=require("write"),
+             summary="Approve (optionally edit first, or merge into an existing item)")
+def promote_candidate(request: HttpRequest, item_id: int, payload: PromoteIn):
+    item = selectors.review_item_get(workspace=request.workspace, item_id=item_id)
+    action = "merge" if payload.merge_into else "approve"
+    return candidate_out(services.review_decide(item=item, actor=_actor(request), action=action, note=payload.note,
+                                                changes=payload.changes, merge_into=payload.merge_into))
+
+
+@router.post("/candidates/{item_id}/reject", response=CandidateOut, auth=require("write"), summary="Reject")
+def reject_candidate(request: HttpRequest, item_id: int, payload: RejectIn):
+    item = selectors.review_item_get(workspace=request.workspace, item_id=item_id)
+    return candidate_out(services.review_decide(item=item, actor=_actor(request), action="reject", note=payload.note))
+
+
+@router.post("/candidates/{item_id}/keep-both", response=CandidateOut, auth=require("write"),
+             summary="A contradiction where both were true at different times: set validity periods")
+def keep_both(request: HttpRequest, item_id: int, payload: RejectIn):
+    item = selectors.review_item_get(workspace=request.workspace, item_id=item_id)
+    return candidate_out(services.review_decide(item=item, actor=_actor(request), action="both", note=payload.note))

@@ -1,0 +1,75 @@
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+from core.models import Workspace
+
+
+class ReviewStatus(models.TextChoices):
+    PENDING = "pending"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+    # The target was decided or removed outside the queue (invalidated, merged away,
+    # folded into a duplicate): nothing is left to decide.
+    WITHDRAWN = "withdrawn"
+
+
+class Decision(models.TextChoices):
+    APPROVE = "approve"
+    EDIT = "edit"  # edited, then approved
+    MERGE = "merge"  # folded into an existing item
+    BOTH = "both"  # a conflict where both were true at different times
+    REJECT = "reject"
+
+
+class ReviewItem(models.Model):
+    """One thing derived by a rule, a model or an agent that waits for a person (DESIGN.md,
+    review). The target row lives in its owner's table; the kind's handlers (review.registry)
+    change it. What the queue shows — text, rule, span, confidence — is copied here when
+    the item opens, so the queue page never reads another app's tables."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=40)
+    target_id = models.BigIntegerField()
+    item_type = models.CharField(max_length=60, blank=True, help_text="memory type, entity kind, predicate, profile key…")
+    text = models.TextField()
+    proposal = models.JSONField(default=dict, blank=True, help_text="Kind-specific details shown to the reviewer.")
+    source_interaction = models.ForeignKey("conversations.Interaction", null=True, blank=True, on_delete=models.CASCADE,
+                                           related_name="+")
+    span_start = models.PositiveIntegerField(null=True, blank=True)
+    span_end = models.PositiveIntegerField(null=True, blank=True)
+    entity = models.ForeignKey("entities.Entity", null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    rule = models.CharField(max_length=120, blank=True, help_text='The rule or model that proposed it ("api" for agents).')
+    prompt_version = models.CharField(max_length=40, blank=True)
+    confidence = models.FloatField(default=0.5)
+    status = models.CharField(max_length=16, choices=ReviewStatus.choices, default=ReviewStatus.PENDING)
+    decision = models.CharField(max_length=16, choices=Decision.choices, blank=True)
+    result = models.JSONField(default=dict, blank=True, help_text="What the decision produced (e.g. the new version's id).")
+    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    decided_label = models.CharField(max_length=200, blank=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
+    note = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [
+            # The queue page: pending items of a workspace, newest source first.
+            models.Index(fields=["workspace", "status", "-created_at"], name="review_ws_status_created"),
+            models.Index(fields=["workspace", "kind", "target_id"], name="review_ws_kind_target"),
+            models.Index(fields=["source_interaction"], name="review_source"),
+        ]
+        constraints = [
+            models.UniqueConstraint(fields=["workspace", "kind", "target_id"], condition=models.Q(status="pending"),
+                                    name="review_one_pending_per_target"),
+            models.CheckConstraint(condition=models.Q(status__in=["pending", "approved", "rejected", "withdrawn"]),
+                                   name="review_status_valid"),
+            models.CheckConstraint(condition=models.Q(confidence__gte=0, confidence__lte=1), name="review_confidence_0_1"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.target_id} ({self.status})"
+
+    @property
+    def is_pending(self) -> bool:
+        return self.status == ReviewStatus.PENDING

@@ -1,0 +1,79 @@
+"""The kind registry (DESIGN.md, review): each app registers the kinds of review item it
+owns, with the handlers that change its own rows. The queue calls these handlers and never
+writes another app's tables itself.
+
+A kind describes a target when an item opens (what the queue shows is copied then), loads
+it again when a person decides (raising `Gone` when it no longer waits for a decision),
+and approves, rejects, edits-then-approves, merges or — for conflicts — keeps both."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.services import Actor
+
+
+class Gone(Exception):
+    """The target was decided, changed or removed outside the queue."""
+
+
+@dataclass
+class Description:
+    """What the queue shows for a target, copied onto the item when it opens."""
+
+    text: str
+    item_type: str = ""
+    source_interaction_id: int | None = None
+    span: tuple[int, int] | None = None
+    entity_id: int | None = None
+    rule: str = ""
+    prompt_version: str = ""
+    confidence: float = 0.5
+    proposal: dict = field(default_factory=dict)
+
+
+# approve(target, actor, note, changes) -> result; changes is {} for a plain approval.
+Approve = Callable[[Any, Actor, str, dict], dict]
+Reject = Callable[[Any, Actor, str], dict]
+Merge = Callable[[Any, int, Actor, str], dict]
+Similar = Callable[[Any, int], list[dict]]
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    label: str
+    load: Callable[[int, int], Any]  # (workspace_id, target_id) -> target, or raises Gone
+    describe: Callable[[Any], Description]
+    approve: Approve
+    reject: Reject
+    # Field -> what it means to the reviewer; an edit may change only these.
+    edit_fields: dict[str, str] = field(default_factory=dict)
+    merge: Merge | None = None
+    both: Reject | None = None  # conflicts: both true at different times
+    similar: Similar | None = None
+    approve_label: str = "Approve"
+    reject_label: str = "Reject"
+    # Audit verbs an owner writes when its trust policy approves without a person.
+    auto_verbs: tuple[str, ...] = ()
+    # (workspace_id or None) -> [(workspace_id, pending targets)], for review_backfill.
+    pending: Callable[[int | None], list[tuple[int, list]]] | None = None
+    # target -> everything a side-by-side view needs (conflicts: both versions, evidence).
+    details: Callable[[Any], dict] | None = None
+
+
+_kinds: dict[str, Kind] = {}
+
+
+def register_kind(kind: Kind) -> None:
+    _kinds[kind.name] = kind
+
+
+def kind_get(name: str) -> Kind:
+    return _kinds[name]
+
+
+def kinds() -> dict[str, Kind]:
+    return dict(_kinds)

@@ -1,0 +1,107 @@
+from datetime import datetime
+from typing import Literal
+
+from ninja import Schema
+from pydantic import ConfigDict, Field
+
+KindName = Literal["memory", "conflict", "graduation", "low_effectiveness", "entity", "relationship", "profile_value",
+                   "identity_link"]
+StatusName = Literal["pending", "approved", "rejected", "withdrawn"]
+
+
+class CandidateFilter(Schema):
+    model_config = ConfigDict(extra="forbid")
+    status: StatusName = "pending"
+    kind: KindName | None = None
+    type: str | None = Field(None, max_length=60, description="memory type, entity kind, predicate, profile key…")
+    rule: str | None = Field(None, max_length=120)
+    min_confidence: float | None = Field(None, ge=0, le=1)
+    max_confidence: float | None = Field(None, ge=0, le=1)
+    entity: int | None = None
+    source_interaction: int | None = None
+    older_than_hours: float | None = Field(None, ge=0, description="Only items waiting at least this long.")
+    newer_than_hours: float | None = Field(None, ge=0, description="Only items opened within this many hours.")
+
+
+class CandidateOut(Schema):
+    id: int
+    kind: str
+    target_id: int
+    type: str
+    text: str
+    proposal: dict
+    source_interaction_id: int | None
+    span: list[int] | None
+    entity_id: int | None
+    rule: str
+    prompt_version: str
+    confidence: float
+    status: str
+    decision: str
+    result: dict
+    decided_by: str
+    decided_at: datetime | None
+    note: str
+    created_at: datetime
+
+
+class CandidatePage(Schema):
+    count: int
+    items: list[CandidateOut]
+
+
+class PromoteIn(Schema):
+    """Approve; with `changes` the target is edited first (edit-then-approve); with
+    `merge_into` it is folded into that existing item of its kind instead."""
+
+    model_config = ConfigDict(extra="forbid")
+    note: str = Field("", max_length=2000)
+    changes: dict[str, str] | None = Field(None, description="Fields to change before approving (the kind says which).")
+    merge_into: int | None = Field(None, description="Id of an existing memory or entity to merge this one into.")
+
+
+class RejectIn(Schema):
+    model_config = ConfigDict(extra="forbid")
+    note: str = Field("", max_length=2000)
+
+
+class BulkIn(Schema):
+    model_config = ConfigDict(extra="forbid")
+    ids: list[int] = Field(min_length=1, max_length=1000)
+    note: str = Field("", max_length=2000)
+
+
+class SkippedOut(Schema):
+    id: int
+    code: str
+    message: str
+
+
+class BulkOut(Schema):
+    decided: list[CandidateOut]
+    skipped: list[SkippedOut]
+
+
+class RuleStatsOut(Schema):
+    rule: str
+    prompt_version: str
+    decisions: int
+    accepted: int
+    rejected: int
+    edited: int
+    precision: float | None
+    low: bool
+    series: list[tuple[str, float, int]]
+
+
+class StatsOut(Schema):
+    days: int
+    pending: int
+    oldest_hours: float | None
+    median_age_hours: float | None
+    by_kind: dict[str, int]
+    auto_approved: int
+    human_approved: int
+    rejected: int
+    auto_share: float | None
+    rules: list[RuleStatsOut]

@@ -1,0 +1,210 @@
+"""Reads of the review queue: filtered pages of items, counts, and reviewer statistics
+computed from the audit log (the `review.*` events decisions write)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from django.conf import settings
+from django.db.models import Count, F, Max, Min, Q, QuerySet
+from django.db.models.fields.json import KT
+from django.db.models.functions import TruncDay
+from django.utils import timezone
+
+from core.models import AuditEvent, Workspace
+from review.models import ReviewItem, ReviewStatus
+from review.registry import kinds
+
+DECISION_VERBS = ("review.approve", "review.edit", "review.merge", "review.both", "review.reject")
+ACCEPTED_VERBS = ("review.approve", "review.edit", "review.merge", "review.both")
+
+
+@dataclass
+class ItemFilter:
+    status: str = ReviewStatus.PENDING
+    kind: str | None = None
+    item_type: str | None = None
+    rule: str | None = None
+    min_confidence: float | None = None
+    max_confidence: float | None = None
+    entity_id: int | None = None
+    source_interaction_id: int | None = None
+    older_than_hours: float | None = None
+    newer_than_hours: float | None = None
+
+
+def review_items(*, workspace: Workspace | int, filters: ItemFilter | None = None) -> QuerySet[ReviewItem]:
+    """Items newest source first; items of one source interaction stay together."""
+    f = filters or ItemFilter()
+    workspace_id = workspace if isinstance(workspace, int) else workspace.pk
+    rows = ReviewItem.objects.filter(workspace_id=workspace_id)
+    if f.status:
+        rows = rows.filter(status=f.status)
+    if f.kind:
+        rows = rows.filter(kind=f.kind)
+    if f.item_type:
+        rows = rows.filter(item_type=f.item_type)
+    if f.rule:
+        rows = rows.filter(rule=f.rule)
+    if f.min_confidence is not None:
+        rows = rows.filter(confidence__gte=f.min_confidence)
+    if f.max_confidence is not None:
+        rows = rows.filter(confidence__lte=f.max_confidence)
+    if f.entity_id:
+        rows = rows.filter(entity_id=f.entity_id)
+    if f.source_interaction_id:
+        rows = rows.filter(source_interaction_id=f.source_interaction_id)
+    now = timezone.now()
+    if f.older_than_hours is not None:
+        rows = rows.filter(created_at__lte=now - timedelta(hours=f.older_than_hours))
+    if f.newer_than_hours is not None:
+        rows = rows.filter(created_at__gte=now - timedelta(hours=f.newer_than_hours))
+    return rows.order_by("-created_at", "source_interaction_id", "id")
+
+
+def review_item_get(*, workspace: Workspace, item_id: int) -> ReviewItem:
+    """The item, or ReviewItem.DoesNotExist (→ 404) when it belongs to another workspace."""
+    return ReviewItem.objects.select_related("decided_by").get(workspace=workspace, pk=item_id)
+
+
+def pending_count(workspace: Workspace) -> int:
+    return ReviewItem.objects.filter(workspace=workspace, status=ReviewStatus.PENDING).count()
+
+
+def pending_facets(*, workspace: Workspace) -> dict[str, list[tuple[str, int]]]:
+    """Counts of pending items per kind and per rule, for the filter chips."""
+    rows = ReviewItem.objects.filter(workspace=workspace, status=ReviewStatus.PENDING)
+    by_kind = list(rows.values_list("kind").annotate(n=Count("id")).order_by("-n", "kind"))
+    by_rule = list(rows.values_list("rule").annotate(n=Count("id")).order_by("-n", "rule")[:12])
+    by_type = list(rows.values_list("item_type").annotate(n=Count("id")).order_by("-n", "item_type")[:12])
+    return {"kind": by_kind, "rule": by_rule, "type": by_type}
+
+
+@dataclass
+class Group:
+    """Items of one source interaction, in page order."""
+
+    interaction: object | None
+    items: list = field(default_factory=list)
+
+
+def grouped(items: list[ReviewItem]) -> list[Group]:
+    groups: list[Group] = []
+    for item in items:
+        if groups and groups[-1].items[-1].source_interaction_id == item.source_interaction_id:
+            groups[-1].items.append(item)
+        else:
+            groups.append(Group(interaction=item.source_interaction, items=[item]))
+    return groups
+
+
+# --- reviewer statistics -------------------------------------------------------------------------
+
+@dataclass
+class RuleStats:
+    rule: str
+    prompt_version: str
+    accepted: int
+    rejected: int
+    edited: int
+    series: list[tuple[str, float, int]]  # (day, precision, decisions)
+
+    @property
+    def decisions(self) -> int:
+        return self.accepted + self.rejected
+
+    @property
+    def precision(self) -> float | None:
+        return self.accepted / self.decisions if self.decisions else None
+
+    @property
+    def low(self) -> bool:
+        return (self.decisions >= settings.MNEMO_REVIEW_MIN_DECISIONS
+                and self.precision is not None and self.precision < settings.MNEMO_REVIEW_LOW_PRECISION)
+
+
+@dataclass
+class QueueStats:
+    pending: int
+    oldest_hours: float | None
+    median_age_hours: float | None
+    by_kind: list[tuple[str, int]]
+    auto_approved: int
+    human_approved: int
+    rejected: int
+    rules: list[RuleStats]
+    days: int
+
+    @property
+    def auto_share(self) -> float | None:
+        approved = self.auto_approved + self.human_approved
+        return self.auto_approved / approved if approved else None
+
+
+def review_stats(*, workspace: Workspace, days: int = 30) -> QueueStats:
+    now = timezone.now()
+    since = now - timedelta(days=days)
+    events = AuditEvent.objects.filter(workspace=workspace, at__gte=since)
+    decisions = (events.filter(verb__in=DECISION_VERBS)
+                 .annotate(rule=KT("data__rule"), prompt=KT("data__prompt_version"), day=TruncDay("at"))
+                 .values("rule", "prompt", "day")
+                 .annotate(accepted=Count("id", filter=Q(verb__in=ACCEPTED_VERBS)),
+                           rejected=Count("id", filter=Q(verb="review.reject")),
+                           edited=Count("id", filter=Q(verb="review.edit")))
+                 .order_by("rule", "prompt", "day"))
+    by_rule: dict[tuple[str, str], RuleStats] = {}
+    for row in decisions:
+        key = (row["rule"] or "", row["prompt"] or "")
+        stats = by_rule.setdefault(key, RuleStats(rule=key[0], prompt_version=key[1], accepted=0, rejected=0,
+                                                   edited=0, series=[]))
+        stats.accepted += row["accepted"]
+        stats.rejected += row["rejected"]
+        stats.edited += row["edited"]
+        total = row["accepted"] + row["rejected"]
+        stats.series.append((row["day"].date().isoformat(), row["accepted"] / total if total else 0.0, total))
+    auto_verbs = sorted({verb for kind in kinds().values() for verb in kind.auto_verbs})
+    counts = events.aggregate(auto=Count("id", filter=Q(verb__in=auto_verbs)),
+                              human=Count("id", filter=Q(verb__in=ACCEPTED_VERBS)),
+                              rejected=Count("id", filter=Q(verb="review.reject")))
+    pending = ReviewItem.objects.filter(workspace=workspace, status=ReviewStatus.PENDING)
+    ages = pending.aggregate(n=Count("id"), oldest=Min("created_at"), newest=Max("created_at"))
+    median = None
+    if ages["n"]:
+        middle = pending.order_by("created_at").values_list("created_at", flat=True)[ages["n"] // 2]
+        median = (now - middle).total_seconds() / 3600
+    rules = sorted(by_rule.values(), key=lambda r: (-r.decisions, r.rule, r.prompt_version))
+    return QueueStats(
+        pending=ages["n"], oldest_hours=(now - ages["oldest"]).total_seconds() / 3600 if ages["oldest"] else None,
+        median_age_hours=median,
+        by_kind=list(pending.values_list("kind").annotate(n=Count("id")).order_by("-n")),
+        auto_approved=counts["auto"], human_approved=counts["human"], rejected=counts["rejected"], rules=rules,
+        days=days,
+    )
+
+
+def similar_items(*, item: ReviewItem, limit: int = 5) -> list[dict]:
+    """Existing items like the target, from its kind's own search (empty when the kind has
+    none or the target is gone)."""
+    from review.registry import Gone, kind_get
+
+    kind = kind_get(item.kind)
+    if kind.similar is None:
+        return []
+    try:
+        target = kind.load(item.workspace_id, item.target_id)
+    except Gone:
+        return []
+    return kind.similar(target, limit)
+
+
+def conflict_details(*, item: ReviewItem) -> dict | None:
+    from review.registry import Gone, kind_get
+
+    kind = kind_get(item.kind)
+    if kind.details is None:
+        return None
+    try:
+        return kind.details(kind.load(item.workspace_id, item.target_id))
+    except Gone:
+        return None

@@ -1,0 +1,278 @@
+"""Writes of the review queue: opening items for what apps derive, and deciding them.
+
+A decision locks the item, asks the kind (review.registry) to change its own rows, marks
+the item decided and writes one `review.<decision>` audit event — all in one transaction.
+Reviewer statistics are computed from those events (review.selectors), not stored twice."""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from core import privacy
+from core.errors import ApiError, Conflict
+from core.services import SYSTEM, Actor, audit_record
+from review.models import Decision, ReviewItem, ReviewStatus
+from review.registry import Gone, kind_get
+
+ACTIONS = ("approve", "reject", "merge", "both")
+# The item a decision is applying right now: a handler's own service may withdraw "any
+# pending item of this target" (it cannot know it was called from the queue); that must not
+# touch the item being decided.
+_deciding: ContextVar[int | None] = ContextVar("review_deciding", default=None)
+MAX_EDIT_CHARS = 4000
+
+
+def _item(workspace_id: int, kind: str, target, overrides: dict | None = None) -> ReviewItem:
+    d = kind_get(kind).describe(target)
+    for name, value in (overrides or {}).items():
+        setattr(d, name, value)
+    start, end = d.span if d.span else (None, None)
+    return ReviewItem(
+        workspace_id=workspace_id, kind=kind, target_id=target.pk, item_type=d.item_type[:60], text=d.text,
+        proposal=d.proposal, source_interaction_id=d.source_interaction_id, span_start=start, span_end=end,
+        entity_id=d.entity_id, rule=d.rule[:120], prompt_version=d.prompt_version[:40],
+        confidence=min(1.0, max(0.0, float(d.confidence))),
+    )
+
+
+def review_open(*, kind: str, target, workspace_id: int, **overrides) -> None:
+    """Put `target` in the queue unless an item for it is pending already. `overrides`
+    replace fields of the kind's description (e.g. the rule that proposed it)."""
+    ReviewItem.objects.bulk_create([_item(workspace_id, kind, target, overrides)], ignore_conflicts=True)
+
+
+def review_open_many(*, kind: str, targets, workspace_id: int) -> int:
+    """Returns how many targets were offered (those with a pending item already are skipped)."""
+    items = [_item(workspace_id, kind, target) for target in targets]
+    # The partial unique index (one pending item per target) makes a repeat a no-op.
+    ReviewItem.objects.bulk_create(items, ignore_conflicts=True)
+    return len(items)
+
+
+def review_withdraw(*, kind: str, target_ids, workspace_id: int, reason: str, actor: Actor = SYSTEM) -> int:
+    """The targets were decided or removed outside the queue: close their pending items."""
+    ids = [int(i) for i in target_ids]
+    if not ids:
+        return 0
+    items = list(ReviewItem.objects.filter(workspace_id=workspace_id, kind=kind, target_id__in=ids,
+                                           status=ReviewStatus.PENDING).exclude(pk=_deciding.get())
+                 .values_list("pk", flat=True))
+    if not items:
+        return 0
+    ReviewItem.objects.filter(pk__in=items).update(status=ReviewStatus.WITHDRAWN, note=reason[:500],
+                                                   decided_at=timezone.now(), decided_label=actor.label[:200],
+                                                   decided_by=actor.user)
+    from core.models import Workspace
+
+    audit_record(workspace=Workspace.objects.get(pk=workspace_id), actor=actor, verb="review.withdraw",
+                 data={"kind": kind, "items": items, "reason": reason[:500]})
+    return len(items)
+
+
+def review_retarget(*, kind: str, old_id: int, target, workspace_id: int, reason: str, actor: Actor = SYSTEM) -> None:
+    """A pending target was replaced by a new version outside the queue: the new one waits."""
+    if review_withdraw(kind=kind, target_ids=[old_id], workspace_id=workspace_id, reason=reason, actor=actor):
+        review_open(kind=kind, target=target, workspace_id=workspace_id)
+
+
+# --- deciding --------------------------------------------------------------------------------
+
+def decided_conflict(item: ReviewItem) -> Conflict:
+    who = item.decided_label or (item.decided_by.get_username() if item.decided_by else "")
+    when = item.decided_at.isoformat() if item.decided_at else None
+    verb = {"approved": "approved", "rejected": "rejected", "withdrawn": "withdrawn"}.get(item.status, item.status)
+    return Conflict(f"Review item {item.pk} was already {verb} by {who or 'someone'}"
+                    + (f" at {when}" if when else "") + ".",
+                    details={"status": item.status, "decision": item.decision, "decided_by": who, "decided_at": when,
+                             "note": item.note})
+
+
+def _secret_error(exc: privacy.SecretFound, where: str) -> ApiError:
+    return ApiError(f"{where} contains {exc.match.description} (rule {exc.match.rule}); nothing was changed.",
+                    status=422, code="secret_detected", details={"field": where, "rule": exc.match.rule})
+
+
+def clean_changes(kind_name: str, changes: dict | None) -> dict:
+    """An edit may change only the kind's editable fields, to non-empty text without secrets."""
+    kind = kind_get(kind_name)
+    changes = {k: v for k, v in (changes or {}).items() if v is not None}
+    if changes and not kind.edit_fields:
+        raise ValidationError({"changes": f"A {kind.label.lower()} cannot be edited; approve or reject it."})
+    cleaned = {}
+    for name, value in changes.items():
+        if name not in kind.edit_fields:
+            raise ValidationError({name: f"Not editable here; a {kind.label.lower()} edit may change "
+                                         f"{', '.join(kind.edit_fields)}."})
+        if isinstance(value, str):
+            try:
+                value = privacy.filter_for_storage(value).text.strip()
+            except privacy.SecretFound as exc:
+                raise _secret_error(exc, name) from None
+            if not value:
+                raise ValidationError({name: "The edit is empty."})
+            if len(value) > MAX_EDIT_CHARS:
+                raise ValidationError({name: f"At most {MAX_EDIT_CHARS} characters."})
+        cleaned[name] = value
+    return cleaned
+
+
+def _withdraw_gone(item: ReviewItem, reason: str, actor: Actor) -> None:
+    item.status, item.decided_at, item.note = ReviewStatus.WITHDRAWN, timezone.now(), reason[:500]
+    item.decided_label = "system"
+    item.save(update_fields=["status", "decided_at", "note", "decided_label"])
+    audit_record(workspace=item.workspace, actor=actor, verb="review.withdraw",
+                 data={"kind": item.kind, "items": [item.pk], "reason": reason[:500]})
+
+
+def _handle(kind, target, *, actor: Actor, action: str, note: str, changes: dict, merge_into: int | None):
+    if action == "approve":
+        return (kind.approve(target, actor, note, changes), ReviewStatus.APPROVED,
+                Decision.EDIT if changes else Decision.APPROVE)
+    if action == "reject":
+        return kind.reject(target, actor, note), ReviewStatus.REJECTED, Decision.REJECT
+    if action == "merge":
+        return kind.merge(target, int(merge_into), actor, note), ReviewStatus.APPROVED, Decision.MERGE
+    return kind.both(target, actor, note), ReviewStatus.APPROVED, Decision.BOTH
+
+
+def _apply(item: ReviewItem, *, actor: Actor, action: str, note: str, changes: dict, merge_into: int | None) -> None:
+    kind = kind_get(item.kind)
+    if action not in ACTIONS:
+        raise ValidationError({"action": f"Unknown action {action!r}; expected one of {', '.join(ACTIONS)}."})
+    if action == "merge" and kind.merge is None:
+        raise ValidationError({"merge_into": f"A {kind.label.lower()} cannot be merged; approve or reject it."})
+    if action == "merge" and not merge_into:
+        raise ValidationError({"merge_into": "Name the existing item to merge into."})
+    if action == "both" and kind.both is None:
+        raise ValidationError({"action": "Only a conflict can keep both sides."})
+    changes = clean_changes(item.kind, changes) if action == "approve" else {}
+    target = kind.load(item.workspace_id, item.target_id)
+    token = _deciding.set(item.pk)
+    try:
+        result, status, decision = _handle(kind, target, actor=actor, action=action, note=note, changes=changes,
+                                           merge_into=merge_into)
+    finally:
+        _deciding.reset(token)
+    now = timezone.now()
+    item.status, item.decision, item.result = status, decision, result or {}
+    item.decided_by, item.decided_label, item.decided_at, item.note = actor.user, actor.label[:200], now, note[:2000]
+    item.save(update_fields=["status", "decision", "result", "decided_by", "decided_label", "decided_at", "note"])
+    audit_record(workspace=item.workspace, actor=actor, verb=f"review.{decision}", target=item, data={
+        "kind": item.kind, "target": item.target_id, "item_type": item.item_type, "rule": item.rule,
+        "prompt_version": item.prompt_version, "confidence": item.confidence, "outcome": status,
+        "changed": sorted(changes), "note": note[:2000], "result": item.result,
+        "age_seconds": int((now - item.created_at).total_seconds()),
+    })
+
+
+def review_decide(*, item: ReviewItem, actor: Actor, action: str, note: str = "", changes: dict | None = None,
+                  merge_into: int | None = None) -> ReviewItem:
+    """Decide one pending item. Raises Conflict (409) naming who decided it when it is not
+    pending, or when its target changed outside the queue (the item is withdrawn then)."""
+    gone = None
+    with transaction.atomic():
+        item = ReviewItem.objects.select_for_update(of=("self",)).select_related("decided_by", "workspace").get(pk=item.pk)
+        if item.status != ReviewStatus.PENDING:
+            raise decided_conflict(item)
+        try:
+            with transaction.atomic():
+                _apply(item, actor=actor, action=action, note=note, changes=changes or {}, merge_into=merge_into)
+        except Gone as exc:
+            gone = str(exc)
+            _withdraw_gone(item, gone, actor)
+    if gone is not None:
+        raise Conflict(f"Review item {item.pk} has nothing left to decide: {gone}",
+                       details={"status": ReviewStatus.WITHDRAWN, "reason": gone})
+    return item
+
+
+@dataclass
+class BulkResult:
+    decided: list[ReviewItem] = field(default_factory=list)
+    skipped: list[dict] = field(default_factory=list)
+
+
+def review_decide_many(*, workspace_id: int, item_ids: list[int], actor: Actor, action: str,
+                       note: str = "") -> BulkResult:
+    """Approve or reject many items at once. Ids outside the workspace make the whole
+    request fail (404, nothing decided); items that are not pending any more — or whose
+    decision fails — are reported as skipped with the reason, the others are decided. Each
+    item's decision is atomic on its own (a savepoint), the whole call is one transaction."""
+    from core.errors import NotFound
+
+    if action not in ("approve", "reject"):
+        raise ValidationError({"action": "Bulk decisions approve or reject."})
+    ids = list(dict.fromkeys(int(i) for i in item_ids))
+    result = BulkResult()
+    with transaction.atomic():
+        items = {item.pk: item for item in ReviewItem.objects.select_for_update(of=("self",)).select_related("decided_by", "workspace")
+                 .filter(workspace_id=workspace_id, pk__in=ids)}
+        missing = [i for i in ids if i not in items]
+        if missing:
+            raise NotFound(f"No review item {missing[0]} in this workspace.", details={"missing": missing})
+        for item_id in ids:
+            item = items[item_id]
+            if item.status != ReviewStatus.PENDING:
+                conflict = decided_conflict(item)
+                result.skipped.append({"id": item_id, "code": "conflict", "message": conflict.message,
+                                       **conflict.details})
+                continue
+            try:
+                with transaction.atomic():
+                    _apply(item, actor=actor, action=action, note=note, changes={}, merge_into=None)
+                result.decided.append(item)
+            except Gone as exc:
+                _withdraw_gone(item, str(exc), actor)
+                result.skipped.append({"id": item_id, "code": "withdrawn", "message": str(exc)})
+            except (ApiError, ValidationError) as exc:
+                message = exc.message if isinstance(exc, ApiError) else "; ".join(exc.messages)
+                result.skipped.append({"id": item_id, "code": getattr(exc, "code", "validation_error"),
+                                       "message": message})
+    return result
+
+
+def review_decide_target(*, workspace_id: int, kind: str, target_id: int, actor: Actor, action: str,
+                         note: str = "", changes: dict | None = None) -> ReviewItem | None:
+    """The owner's own routes (POST /memories/{id}/promote, …) are aliases of the queue:
+    decide the target's pending item. None when the target has no pending item."""
+    item = ReviewItem.objects.filter(workspace_id=workspace_id, kind=kind, target_id=target_id,
+                                     status=ReviewStatus.PENDING).first()
+    if item is None:
+        return None
+    return review_decide(item=item, actor=actor, action=action, note=note, changes=changes)
+
+
+def review_backfill(*, workspace_id: int | None = None) -> int:
+    """Open items for pending targets that have none (rows proposed before the queue
+    existed, or by a path that bypassed it). Idempotent."""
+    from review.registry import kinds
+
+    opened = 0
+    for kind in kinds().values():
+        if kind.pending is None:
+            continue
+        for ws_id, targets in kind.pending(workspace_id):
+            known = set(ReviewItem.objects.filter(workspace_id=ws_id, kind=kind.name, status=ReviewStatus.PENDING)
+                        .values_list("target_id", flat=True))
+            fresh = [t for t in targets if t.pk not in known]
+            if fresh:
+                opened += review_open_many(kind=kind.name, targets=fresh, workspace_id=ws_id)
+    return opened
+
+
+def review_or(*, workspace_id: int, kinds: tuple[str, ...], target_id: int, actor: Actor, action: str,
+              fallback, note: str = "") -> tuple[ReviewItem | None, object]:
+    """The body of an owner's alias route: decide the target's pending item through the
+    queue (audited as a review decision); with no item in the queue, call `fallback`.
+    Returns (the decided item, None) or (None, what the fallback returned)."""
+    for kind in kinds:
+        item = review_decide_target(workspace_id=workspace_id, kind=kind, target_id=target_id, actor=actor,
+                                    action=action, note=note)
+        if item is not None:
+            return item, None
+    return None, fallback()

@@ -1,0 +1,15 @@
+from django.urls import path
+
+from review import views
+
+urlpatterns = [
+    path("", views.queue, name="review"),
+    path("count/", views.pending_badge, name="review-count"),
+    path("bulk/", views.decide_many, name="review-bulk"),
+    path("conflicts/", views.conflicts, name="review-conflicts"),
+    path("stats/", views.stats, name="review-stats"),
+    path("policy/", views.policy, name="review-policy"),
+    path("policy/set/", views.policy_set, name="review-policy-set"),
+    path("<int:item_id>/similar/", views.similar, name="review-similar"),
+    path("<int:item_id>/<str:action>/", views.decide, name="review-decide"),
+]

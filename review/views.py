@@ -1,0 +1,254 @@
+"""The review queue in the browser: the queue page, decisions (one, many), the conflict
+inbox, reviewer statistics and the trust policy. Viewers see everything; deciding needs
+the reviewer role and changing the trust policy the admin role — checked here, in the
+views, not only in the templates."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
+from django.http import Http404, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from core.decorators import workspace_view
+from core.errors import ApiError
+from core.models import Role
+from core.services import Actor
+from review import charts, selectors, services
+from review.models import ReviewItem
+from review.registry import kinds
+
+PAGE_SIZE = 25
+AGES = {"1h": ("newer", 1), "24h": ("newer", 24), "older-1d": ("older", 24), "older-7d": ("older", 24 * 7)}
+CONFIDENCE = {"high": (0.8, None), "mid": (0.5, 0.8), "low": (None, 0.5)}
+
+
+def _filters(request) -> tuple[selectors.ItemFilter, dict]:
+    """Filters from the query string; unknown values are ignored (a chip link never 500s)."""
+    get = request.GET
+    chosen = {}
+    f = selectors.ItemFilter()
+    if get.get("kind") in kinds():
+        f.kind = chosen["kind"] = get["kind"]
+    if get.get("type"):
+        f.item_type = chosen["type"] = get["type"][:60]
+    if get.get("rule"):
+        f.rule = chosen["rule"] = get["rule"][:120]
+    if get.get("confidence") in CONFIDENCE:
+        chosen["confidence"] = get["confidence"]
+        f.min_confidence, f.max_confidence = CONFIDENCE[get["confidence"]]
+    if get.get("age") in AGES:
+        chosen["age"] = get["age"]
+        side, hours = AGES[get["age"]]
+        if side == "newer":
+            f.newer_than_hours = hours
+        else:
+            f.older_than_hours = hours
+    for name, attr in (("entity", "entity_id"), ("source", "source_interaction_id")):
+        if get.get(name, "").isdigit():
+            setattr(f, attr, int(get[name]))
+            chosen[name] = get[name]
+    return f, chosen
+
+
+def _page_number(request) -> int:
+    try:
+        return max(1, int(request.GET.get("page", "1")))
+    except ValueError:
+        return 1
+
+
+def _quote_parts(item: ReviewItem) -> dict:
+    interaction = item.source_interaction
+    if interaction is None:
+        return {}
+    content = interaction.content
+    if item.span_start is not None and item.span_end is not None and item.span_end <= len(content):
+        before, quote, after = content[:item.span_start], content[item.span_start:item.span_end], content[item.span_end:]
+    else:
+        before, quote, after = content, "", ""
+    return {"before": before[-300:], "quote": quote, "after": after[:300], "clipped_before": len(before) > 300,
+            "clipped_after": len(after) > 300}
+
+
+def _edit_values(item: ReviewItem) -> list[dict]:
+    kind = kinds().get(item.kind)
+    fields = kind.edit_fields if kind else {}
+
+    def current(name: str) -> str:
+        if name in item.proposal:
+            return str(item.proposal[name] or "")
+        return {"text": item.text, "type": item.item_type}.get(name, "")
+
+    return [{"name": name, "label": label, "value": current(name), "long": name in ("text", "description")}
+            for name, label in fields.items()]
+
+
+@workspace_view()
+def queue(request):
+    filters, chosen = _filters(request)
+    rows = selectors.review_items(workspace=request.workspace, filters=filters).select_related("source_interaction")
+    page = Paginator(rows, PAGE_SIZE).get_page(_page_number(request))
+    items = list(page.object_list)
+    for item in items:
+        item.quote = _quote_parts(item)
+        item.kind_def = kinds().get(item.kind)
+        item.edit_values = _edit_values(item)
+    context = {
+        "page": page, "groups": selectors.grouped(items), "chosen": chosen,
+        "facets": selectors.pending_facets(workspace=request.workspace), "kinds": kinds(),
+        "ages": list(AGES), "confidences": list(CONFIDENCE),
+        "can_review": request.membership.allows(Role.REVIEWER),
+        "undo_seconds": settings.MNEMO_REVIEW_UNDO_SECONDS,
+        "conflicts": selectors.review_items(workspace=request.workspace,
+                                            filters=selectors.ItemFilter(kind="conflict")).count(),
+    }
+    return render(request, "review/queue.html#queue" if request.htmx else "review/queue.html", context)
+
+
+@workspace_view()
+def pending_badge(request):
+    return render(request, "review/partials/count_badge.html",
+                  {"review_pending": selectors.pending_count(request.workspace)})
+
+
+@workspace_view()
+def similar(request, item_id: int):
+    item = _item_or_404(request, item_id)
+    return render(request, "review/partials/similar_list.html",
+                  {"item": item, "similar": selectors.similar_items(item=item), "kind": kinds().get(item.kind),
+                   "can_review": request.membership.allows(Role.REVIEWER)})
+
+
+def _item_or_404(request, item_id: int) -> ReviewItem:
+    try:
+        return selectors.review_item_get(workspace=request.workspace, item_id=item_id)
+    except ReviewItem.DoesNotExist:
+        raise Http404("No such review item.")
+
+
+def _changes(request, item: ReviewItem) -> dict:
+    kind = kinds().get(item.kind)
+    fields = kind.edit_fields if kind else {}
+    return {name: request.POST[f"change-{name}"] for name in fields if request.POST.get(f"change-{name}") is not None
+            and request.POST.get(f"change-{name}") != ""} if request.POST.get("edit") else {}
+
+
+def _answer(request, *, ok: bool, message: str, status: int = 200, back: str | None = None):
+    """htmx/fetch callers get the message as text (and the count refresh event); a plain
+    form post is redirected back with the message."""
+    if request.htmx or request.headers.get("X-Requested-With") == "fetch":
+        response = HttpResponse(message, status=status, content_type="text/plain; charset=utf-8")
+        if ok:
+            response["HX-Trigger"] = "review-changed"
+        return response
+    (messages.success if ok else messages.error)(request, message)
+    return redirect(back or reverse("review", kwargs={"slug": request.workspace.slug}))
+
+
+def _error_status(exc: Exception) -> tuple[int, str]:
+    if isinstance(exc, ApiError):
+        return exc.status, exc.message
+    return 422, "; ".join(exc.messages)
+
+
+@require_POST
+@workspace_view(Role.REVIEWER)
+def decide(request, item_id: int, action: str):
+    item = _item_or_404(request, item_id)
+    if action not in services.ACTIONS:
+        raise Http404("No such decision.")
+    back = request.POST.get("next") if str(request.POST.get("next", "")).startswith("/w/") else None
+    merge_into = request.POST.get("merge_into", "").strip().lstrip("#")
+    if action == "merge" and not merge_into.isdigit():
+        return _answer(request, ok=False, message="Give the id of the item to merge into.", status=422, back=back)
+    try:
+        decided = services.review_decide(item=item, actor=Actor.for_user(request.user), action=action,
+                                         note=request.POST.get("note", "")[:2000], changes=_changes(request, item),
+                                         merge_into=int(merge_into) if action == "merge" else None)
+    except (ApiError, ValidationError) as exc:
+        status, message = _error_status(exc)
+        return _answer(request, ok=False, message=message, status=status, back=back)
+    verb = {"approve": "Approved", "edit": "Edited and approved", "merge": "Merged", "both": "Kept both",
+            "reject": "Rejected"}[decided.decision]
+    return _answer(request, ok=True, message=f"{verb}: {decided.text[:80]}", back=back)
+
+
+@require_POST
+@workspace_view(Role.REVIEWER)
+def decide_many(request):
+    action = request.POST.get("action")
+    ids = [int(i) for i in request.POST.getlist("ids") if str(i).isdigit()]
+    if action not in ("approve", "reject") or not ids:
+        return _answer(request, ok=False, message="Select items, then approve or reject them.", status=422)
+    try:
+        result = services.review_decide_many(workspace_id=request.workspace.pk, item_ids=ids,
+                                             actor=Actor.for_user(request.user), action=action,
+                                             note=request.POST.get("note", "")[:2000])
+    except ApiError as exc:
+        return _answer(request, ok=False, message=exc.message, status=exc.status if exc.status != 404 else 404)
+    message = f"{'Approved' if action == 'approve' else 'Rejected'} {len(result.decided)}"
+    if result.skipped:
+        message += f"; {len(result.skipped)} skipped ({result.skipped[0]['message']})"
+    return _answer(request, ok=True, message=message + ".")
+
+
+@workspace_view()
+def conflicts(request):
+    rows = selectors.review_items(workspace=request.workspace, filters=selectors.ItemFilter(kind="conflict"))
+    page = Paginator(rows, 10).get_page(_page_number(request))
+    pairs = []
+    for item in page.object_list:
+        details = selectors.conflict_details(item=item)
+        if details is not None:
+            pairs.append({"item": item, "sides": [("old", details["old"], details["old_evidence"]),
+                                                  ("new", details["new"], details["new_evidence"])]})
+    return render(request, "review/conflicts.html", {
+        "page": page, "pairs": pairs, "can_review": request.membership.allows(Role.REVIEWER)})
+
+
+@workspace_view()
+def stats(request):
+    try:
+        days = min(365, max(1, int(request.GET.get("days", "30"))))
+    except ValueError:
+        days = 30
+    result = selectors.review_stats(workspace=request.workspace, days=days)
+    chart = charts.precision_chart(result.rules[:6])
+    return render(request, "review/stats.html", {"stats": result, "chart": chart, "days": days,
+                                                 "low_precision": settings.MNEMO_REVIEW_LOW_PRECISION,
+                                                 "min_decisions": settings.MNEMO_REVIEW_MIN_DECISIONS})
+
+
+@workspace_view()
+def policy(request):
+    from memory.models import Certainty, MemoryType
+    from memory.services import trust_policy_for
+
+    return render(request, "review/policy.html", {
+        "policy": trust_policy_for(request.workspace.pk), "certainties": Certainty.values, "types": MemoryType.values,
+        "can_admin": request.membership.allows(Role.ADMIN)})
+
+
+@require_POST
+@workspace_view(Role.ADMIN)
+def policy_set(request):
+    from memory.services import trust_policy_set
+
+    try:
+        min_confidence = float(request.POST.get("min_confidence", ""))
+        trust_policy_set(workspace=request.workspace, actor=Actor.for_user(request.user),
+                         auto_certainties=request.POST.getlist("auto_certainties"),
+                         auto_types=request.POST.getlist("auto_types"), min_confidence=min_confidence)
+    except ValueError:
+        messages.error(request, "The minimum confidence is a number between 0 and 1.")
+    except ValidationError as exc:
+        messages.error(request, "; ".join(exc.messages))
+    else:
+        messages.success(request, "Trust policy saved.")
+    return redirect("review-policy", slug=request.workspace.slug)
+

@@ -1,0 +1,239 @@
+// The review queue: decisions wait a few seconds (undo) before they are sent; j/k/a/r/e/x/u keys;
+// select many and act once. Without JavaScript the same forms post and redirect back.
+(function () {
+  "use strict";
+  const app = document.getElementById("review-app");
+  if (!app) return;
+  const undoMs = Math.max(0, parseFloat(app.dataset.undoSeconds || "5") * 1000);
+  const toast = document.getElementById("toast");
+  const toastText = toast.querySelector(".toast-text");
+  const undoButton = toast.querySelector(".undo");
+  const csrf = () => (JSON.parse(document.body.getAttribute("hx-headers") || "{}")["X-CSRFToken"] || "");
+  let pending = null; // {items, url, body, timer, label}
+  let current = null;
+
+  const items = () => Array.from(document.querySelectorAll("#queue article.item:not([hidden])"));
+  const badge = () => document.getElementById("review-count");
+
+  function say(text, undoable) {
+    toastText.textContent = text;
+    undoButton.hidden = !undoable;
+    toast.hidden = false;
+    toast.classList.toggle("error", false);
+  }
+  function fail(text) {
+    say(text, false);
+    toast.classList.add("error");
+  }
+  function adjustCount(delta) {
+    const b = badge();
+    if (!b) return;
+    const n = Math.max(0, (parseInt(b.textContent, 10) || 0) + delta);
+    b.textContent = String(n);
+  }
+  function setCurrent(item) {
+    if (current) current.classList.remove("current");
+    current = item || null;
+    if (current) {
+      current.classList.add("current");
+      current.focus({preventScroll: true});
+      current.scrollIntoView({block: "nearest"});
+    }
+  }
+  function hide(list) {
+    const all = items();
+    const after = all.find((el) => all.indexOf(el) > all.indexOf(list[list.length - 1]) && !list.includes(el));
+    list.forEach((el) => {
+      el.hidden = true;
+      const box = el.querySelector("input.select");
+      if (box) box.checked = false;
+      const group = el.closest("section.group");
+      if (group && !group.querySelector("article.item:not([hidden])")) group.hidden = true;
+    });
+    updateSelected();
+    if (list.includes(current)) setCurrent(after || items()[items().length - 1]);
+  }
+  function show(list) {
+    list.forEach((el) => {
+      el.hidden = false;
+      const group = el.closest("section.group");
+      if (group) group.hidden = false;
+    });
+    setCurrent(list[0]);
+  }
+  function refreshIfEmpty() {
+    if (!items().length && window.htmx) {
+      htmx.ajax("GET", window.location.pathname + window.location.search, {target: "#queue", select: "#queue", swap: "outerHTML"});
+    }
+  }
+
+  function send(decision, keepalive) {
+    clearTimeout(decision.timer);
+    return fetch(decision.url, {
+      method: "POST", body: decision.body, keepalive: !!keepalive, credentials: "same-origin",
+      headers: {"X-CSRFToken": csrf(), "X-Requested-With": "fetch"},
+    }).then((response) => response.text().then((text) => {
+      if (!response.ok) {
+        fail(text || ("The decision failed (" + response.status + ")."));
+        if (response.status === 409) {
+          decision.items.forEach((el) => el.remove());
+        } else {
+          show(decision.items);
+          adjustCount(decision.items.length);
+        }
+      } else if (pending === null || pending === decision) {
+        say(text, false);
+      }
+      if (window.htmx) htmx.trigger(document.body, "review-changed");
+      refreshIfEmpty();
+    })).catch(() => {
+      fail("The decision could not be sent; nothing changed.");
+      show(decision.items);
+      adjustCount(decision.items.length);
+    });
+  }
+  function flush(keepalive) {
+    if (!pending) return;
+    const decision = pending;
+    pending = null;
+    send(decision, keepalive);
+  }
+  function decide(list, url, body, label) {
+    flush(false);
+    hide(list);
+    adjustCount(-list.length);
+    const decision = {items: list, url: url, body: body, label: label};
+    pending = decision;
+    if (undoMs === 0) { flush(false); return; }
+    say(label + " — sending in " + Math.round(undoMs / 1000) + " s.", true);
+    decision.timer = setTimeout(() => { if (pending === decision) flush(false); }, undoMs);
+  }
+  function undo() {
+    if (!pending) return;
+    const decision = pending;
+    pending = null;
+    clearTimeout(decision.timer);
+    show(decision.items);
+    adjustCount(decision.items.length);
+    say("Undone: nothing was sent.", false);
+  }
+  undoButton.addEventListener("click", undo);
+  window.addEventListener("pagehide", () => flush(true));
+
+  function labelFor(action, item) {
+    const text = (item.querySelector(".text") || {}).textContent || "";
+    const short = text.length > 60 ? text.slice(0, 57) + "…" : text;
+    const verb = {approve: "Approved", reject: "Rejected", merge: "Merged", both: "Kept both"}[action] || "Decided";
+    return verb + ": " + short;
+  }
+  function actionOf(url) {
+    const parts = url.replace(/\/$/, "").split("/");
+    return parts[parts.length - 1];
+  }
+
+  document.addEventListener("submit", (event) => {
+    const form = event.target;
+    if (form.id === "bulk") {
+      event.preventDefault();
+      const action = (event.submitter && event.submitter.value) || "approve";
+      const chosen = Array.from(document.querySelectorAll("#queue input.select:checked")).map((box) => box.closest("article.item"));
+      if (!chosen.length) { fail("Select items first (x, or the checkboxes)."); return; }
+      const body = new FormData();
+      body.append("action", action);
+      chosen.forEach((el) => body.append("ids", el.dataset.id));
+      decide(chosen, app.dataset.bulkUrl, body, (action === "approve" ? "Approved " : "Rejected ") + chosen.length + " items");
+      return;
+    }
+    const item = form.closest("article.item");
+    if (!item || !(form.classList.contains("actions") || form.classList.contains("edit-form"))) return;
+    event.preventDefault();
+    const url = (event.submitter && event.submitter.getAttribute("formaction")) || form.getAttribute("action");
+    const action = actionOf(url);
+    if (action === "merge" && !/^#?\d+$/.test((form.querySelector("input[name=merge_into]") || {}).value || "")) {
+      fail("Give the id of the item to merge into, or pick one of the similar items.");
+      return;
+    }
+    const body = new FormData(form);
+    const edited = form.classList.contains("edit-form");
+    decide([item], url, body, edited ? "Edited and approved: " + (body.get("change-text") || body.get("change-name") || body.get("change-value") || "") : labelFor(action, item));
+  });
+
+  document.addEventListener("click", (event) => {
+    const target = event.target;
+    const item = target.closest && target.closest("article.item");
+    if (target.classList.contains("edit-toggle") && item) { openEdit(item); return; }
+    if (target.classList.contains("edit-cancel") && item) {
+      item.querySelector("form.edit-form").hidden = true;
+      item.querySelector("form.actions").hidden = false;
+      return;
+    }
+    if (target.classList.contains("merge-into") && item) {
+      const input = item.querySelector("input[name=merge_into]");
+      input.value = target.dataset.into;
+      item.querySelector("form.actions").requestSubmit(item.querySelector("button.merge"));
+      return;
+    }
+    if (target.id === "select-page") {
+      items().forEach((el) => { const box = el.querySelector("input.select"); if (box) box.checked = true; });
+      updateSelected();
+      return;
+    }
+    if (item && !target.closest("form, a, button, input, textarea")) setCurrent(item);
+  });
+  document.addEventListener("change", (event) => {
+    if (event.target.classList.contains("select")) updateSelected();
+  });
+  function updateSelected() {
+    const counter = document.getElementById("selected-count");
+    if (counter) counter.textContent = String(document.querySelectorAll("#queue input.select:checked").length);
+  }
+  function openEdit(item) {
+    const form = item.querySelector("form.edit-form");
+    if (!form) return;
+    item.querySelector("form.actions").hidden = true;
+    form.hidden = false;
+    const field = form.querySelector("textarea, input:not([type=hidden])");
+    if (field) field.focus();
+  }
+
+  document.addEventListener("keydown", (event) => {
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    const typing = event.target.closest && event.target.closest("input, textarea, select, [contenteditable]");
+    if (typing) {
+      if (event.key === "Escape") {
+        const item = event.target.closest("article.item");
+        if (item && item.querySelector("form.edit-form")) {
+          item.querySelector("form.edit-form").hidden = true;
+          item.querySelector("form.actions").hidden = false;
+          setCurrent(item);
+        } else if (event.target.blur) { event.target.blur(); }
+      }
+      return;
+    }
+    const list = items();
+    const index = current ? list.indexOf(current) : -1;
+    const press = (selector) => {
+      const button = current && current.querySelector(selector);
+      if (button) current.querySelector("form.actions").requestSubmit(button);
+    };
+    switch (event.key) {
+      case "j": setCurrent(list[Math.min(list.length - 1, index + 1)]); break;
+      case "k": setCurrent(list[Math.max(0, index - 1)]); break;
+      case "a": press("button.approve"); break;
+      case "r": press("button.reject"); break;
+      case "e": if (current) openEdit(current); break;
+      case "x": if (current) {
+        const box = current.querySelector("input.select");
+        if (box) { box.checked = !box.checked; updateSelected(); }
+      } break;
+      case "u": undo(); break;
+      default: return;
+    }
+    event.preventDefault();
+  });
+
+  document.body.addEventListener("htmx:afterSwap", (event) => {
+    if (event.detail.target && event.detail.target.id === "queue") { current = null; updateSelected(); }
+  });
+  if (items().length) setCurrent(items()[0]);
+})();
