@@ -19,7 +19,14 @@ install: $(STAMP)
 run: $(STAMP)
 	$(BIN)/python -m mnemo.launcher
 
-test: $(STAMP)
+# The browser tests drive Debian's Chromium (Playwright cannot download browsers here).
+CHROMIUM := /usr/bin/chromium
+$(CHROMIUM):
+	@echo "Installing Debian's chromium for the browser tests..."
+	@if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null
+
+test: $(STAMP) $(CHROMIUM)
 	$(BIN)/python -m pytest
 
 bench-api: $(STAMP)

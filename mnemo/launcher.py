@@ -118,6 +118,12 @@ class Launcher:
         call_command("migrate", interactive=False, verbosity=1)
         call_command("collectstatic", interactive=False, verbosity=0)
         ensure_celery_dirs()
+        from review.services import review_backfill
+
+        # Candidates proposed before the review queue existed get their items (idempotent).
+        opened = review_backfill()
+        if opened:
+            say(f"opened review items for {opened} earlier candidates")
         result = bootstrap_first_run()
         if result is not None:
             line = "=" * 72

@@ -64,6 +64,20 @@ class Kind:
     details: Callable[[Any], dict] | None = None
 
 
+    # Templates call callables, so they ask these instead of the handlers themselves.
+    @property
+    def mergeable(self) -> bool:
+        return self.merge is not None
+
+    @property
+    def two_sided(self) -> bool:
+        return self.both is not None
+
+    @property
+    def searchable(self) -> bool:
+        return self.similar is not None
+
+
 _kinds: dict[str, Kind] = {}
 
 

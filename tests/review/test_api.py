@@ -272,3 +272,13 @@ def test_statistics_come_from_the_audit_log(api, workspace, settings):
     assert rules["noisy.rule"]["series"][0][2] == 3
     assert stats["auto_approved"] == 1 and stats["human_approved"] == 1 and stats["auto_share"] == 0.5
     assert stats["pending"] == 0
+
+
+def test_backfill_opens_items_for_candidates_that_have_none(api, targets):
+    from django.core.management import call_command
+
+    ReviewItem.objects.all().delete()
+    call_command("review_backfill")
+    assert {i["kind"] for i in api.get("/candidates", limit=50).json()["items"]} == set(KINDS)
+    call_command("review_backfill")
+    assert api.get("/candidates").json()["count"] == len(KINDS)

@@ -1,0 +1,388 @@
+"""Review queue benchmark (issue: review queue): the HTML queue page over 10,000 pending
+items (server p95 <= 150 ms) and bulk approval of 500 items through the API (<= 2 s).
+
+    .venv/bin/python bench/review.py [--items 10000 --bulk 500 --batches 3 --requests 100] [--json out.json]
+    .venv/bin/python bench/review.py --items 500 --bulk 100 --requests 20                   # about two minutes
+
+1. A throw-away Mnemo (bench/harness.py: the real launcher, a fresh embedded PostgreSQL,
+   gunicorn, Celery worker and beat), bootstrap workspace `default`.
+2. Generation through the real services, in a `manage.py shell` against that instance's
+   database (this file's generate_in_django()): interactions logged with
+   conversations.services.interactions_log from 12 speakers on slack/chat/email, spread over
+   the last 14 days (1-5 statements each); every statement becomes one pending item whose
+   quote is that sentence of the interaction (exact start/end offsets): ~94% memory
+   candidates through memory.services.memory_store (certainty "inferred", confidence
+   0.5-0.85, third-person text naming the speaker, shaped like the LLM extractor's output:
+   the default trust policy keeps them as candidates, each opens a "memory" review item),
+   ~3% entity candidates (entities.services.entity_propose, kind project) and ~3% profile
+   value candidates (entities.services.profile_candidate_add). Texts are distinct (memory_store
+   would reinforce a repeat). Then the worker does its normal background processing of the
+   interactions (embeddings, rule extraction, which adds some items of its own, episodes,
+   summaries) and embeds the new memories, folding near duplicates (cosine >= 0.9) into the
+   older memory, which withdraws their review items. The script waits for /api/v1/status
+   to be idle, tops up once or twice when fewer than --items are pending, and reports the
+   pending count measured against (GET /api/v1/candidates).
+3. A user with the reviewer role in the workspace logs in through /login/ (a real session
+   cookie); sequential GETs, after --warmup requests each: the queue page (first page,
+   ?page=2, ?kind=memory) and the similar-items fragment /w/<slug>/review/<id>/similar/ of
+   --fragments different pending memory items. Server = the `Server-Timing: app;dur=` header
+   (the whole request inside Django); client = wall time around the HTTP call.
+4. Bulk approval: --batches POSTs of --bulk distinct pending ids (oldest first, so none is on
+   the queue's first page) to /api/v1/candidates/promote; wall and server time each, and a
+   check that every id was decided and none skipped.
+
+The client runs on the same machine and competes with the server for the CPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import statistics
+import subprocess
+import sys
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+PARAMS_ENV = "MNEMO_BENCH_REVIEW"
+RESULT_PREFIX = "BENCH-RESULT "
+TARGET_PAGE_P95_MS = 150
+TARGET_BULK_S = 2.0
+_TIMING = re.compile(r"app;dur=([0-9.]+)")
+
+# --- texts ------------------------------------------------------------------------------------
+
+SPEAKERS = [  # (sender name, channel, channel id)
+    ("Ada Moreau", "slack", "U01ADA"), ("Ben Okafor", "slack", "U02BEN"), ("Chen Wei", "slack", "U03CHEN"),
+    ("Dara Novak", "chat", "dara.novak"), ("Emeka Obi", "chat", "emeka"), ("Farah Haddad", "email", "farah@example.org"),
+    ("Goran Petrov", "slack", "U07GORAN"), ("Hana Sato", "chat", "hana.s"), ("Ines Costa", "email", "ines@example.net"),
+    ("Jonas Berg", "slack", "U10JONAS"), ("Kiara Reyes", "chat", "kiara"), ("Luca Rossi", "slack", "U12LUCA"),
+]
+
+_V = {
+    "person": """Aaron Abigail Adrian Aisha Alan Alice Amara Amir Andre Angela Anika Arjun Ava Bianca Boris Camila
+        Carlos Chloe Clara Daniel Daria David Diego Elena Eli Emma Erik Esther Fatima Felix Fiona Gabriel Grace
+        Hassan Helen Hugo Ian Isaac Ivy Jack Jamal Jana Javier Jin Joel Julia Kai Karen Kenji Lars Laura Leo Lina
+        Lucas Lucy Maya Mateo Mei Mia Miguel Mina Nadia Naomi Nikhil Nina Noah Olga Omar Oscar Paolo Petra Priya
+        Quinn Rafael Rana Ravi Rosa Ruth Sami Sara Sean Sofia Sven Tara Theo Tomas Uma Valeria Victor Wen Yara
+        Yusuf Zara Zoe""".split(),
+    "relation": "sister|brother|mother|father|cousin|aunt|uncle|neighbour|grandmother|son|daughter|partner|"
+                "flatmate|brother-in-law|godmother|nephew|niece|old school friend".split("|"),
+    "city": """Berlin Lisbon Toronto Osaka Denver Austin Melbourne Dublin Nairobi Seattle Prague Boston Madrid
+        Lagos Hamburg Kraków Porto Vancouver Montreal Edinburgh Glasgow Lyon Marseille Valencia Seville Bologna
+        Turin Zagreb Ljubljana Tallinn Riga Vilnius Helsinki Bergen Gothenburg Aarhus Ghent Utrecht Rotterdam
+        Antwerp Basel Geneva Graz Salzburg Brno Gdańsk Cluj Sofia Thessaloniki Izmir Tbilisi Yerevan Almaty Pune
+        Chennai Kyoto Busan Taipei Hanoi Manila Auckland Wellington Perth Adelaide Halifax Calgary Portland
+        Chicago Minneapolis Atlanta Savannah Tucson Oaxaca Medellín Quito Valparaíso Montevideo Recife""".split(),
+    "company": """Acme Northwind Globex Initech Umbrella Hooli Vandelay Soylent Contoso Fabrikam Tyrell Cyberdyne
+        Wonka Gringotts Oscorp Aperture Blackmesa Monarch Dunder Prestige Sterling Pied-Piper Massive-Dynamic
+        Octan Virtucon Wernham Bluth Kramerica Genco Stark""".replace("-", " ").split(),
+    "role": """nurse teacher designer engineer accountant chef photographer lawyer pharmacist architect developer
+        librarian electrician dentist journalist translator physiotherapist carpenter geologist statistician
+        midwife paramedic baker florist economist surveyor veterinarian sound-engineer data-analyst
+        product-manager""".replace("-", " ").split(),
+    "field": "chemistry|medieval history|civil engineering|linguistics|marine biology|economics|philosophy|"
+             "computer science|architecture|nursing|graphic design|music theory|astrophysics|law|agronomy".split("|"),
+    "language": "Spanish|Portuguese|Japanese|Korean|Arabic|Swahili|Polish|Dutch|Italian|Greek|Turkish|Hindi|"
+                "Mandarin|Finnish|Czech|Romanian|Vietnamese|Tagalog".split("|"),
+    "activity": "hiking|kayaking|pottery|trail running|bouldering|baking sourdough|cycling|open-water swimming|"
+                "gardening|birdwatching|cross-country skiing|yoga|chess|salsa dancing|woodworking|knitting|"
+                "sailing|archery|fencing|photography walks|surfing|rowing|tennis|badminton|table tennis|"
+                "stand-up paddling|geocaching|calligraphy|watercolour painting|board gaming".split("|"),
+    "place": "the old harbour|the botanical garden|the river path|the north beach|the pine forest|the city park|"
+             "the lake shore|the canal|the hills behind town|the climbing gym|the community centre|"
+             "the university campus|the market square|the ferry terminal|the old quarry".split("|"),
+    "food": "peanuts|shellfish|gluten|strawberries|sesame|dairy|eggs|walnuts|kiwi|celery|mustard|soy|"
+            "cashews|lupin|mango|tomatoes".split("|"),
+    "dish": "mushroom risotto|pad thai|shakshuka|pho|jollof rice|pierogi|ramen|paella|moussaka|bibimbap|"
+            "tacos al pastor|dal makhani|lasagne|ceviche|falafel wraps|goulash|katsu curry|borscht|arepas|"
+            "laksa|feijoada|bobotie|khachapuri|poke bowls".split("|"),
+    "band": "Radiohead|Fleetwood Mac|Khruangbin|Nina Simone|Daft Punk|Björk|Tinariwen|Portishead|ABBA|"
+            "Miles Davis|Kraftwerk|Fela Kuti|Massive Attack|Joni Mitchell|Bon Iver|Buena Vista Social Club|"
+            "The Cure|Ella Fitzgerald|Arctic Monkeys|Ryuichi Sakamoto".split("|"),
+    "genre": "lo-fi beats|jazz|ambient|classical piano|Afrobeat|bossa nova|synthwave|folk|blues|"
+             "baroque music|film scores|post-rock|reggae|flamenco".split("|"),
+    "drink": "green tea|black coffee|oat milk lattes|rooibos|espresso|chai|matcha|hot chocolate|mint tea|"
+             "cold brew".split("|"),
+    "tool": "Vim|Emacs|VS Code|Excel|Figma|Notion|Jira|Trello|Postgres|SQLite|Kubernetes|Terraform|Ansible|"
+            "Docker|Jenkins|GitLab|Tableau|Blender|Photoshop|Lightroom|LaTeX|Obsidian|Airtable|Grafana".split("|"),
+    "task": "quick scripts|quarterly reports|design mockups|meeting notes|budget planning|photo editing|"
+            "release checklists|grant applications|lesson plans|data cleaning".split("|"),
+    "topic": "urban beekeeping|the history of maps|sleep science|Roman engineering|deep sea exploration|"
+             "behavioural economics|Antarctic expeditions|typography|the spice trade|volcanoes|"
+             "early computing|jazz history|forest ecology|medieval castles|quantum computing|soil health|"
+             "climate adaptation|the silk road|coral reefs|space telescopes".split("|"),
+    "pet": "dog|cat|rabbit|parrot|hamster|tortoise|ferret|guinea pig|gecko|budgie".split("|"),
+    "petname": """Luna Oliver Milo Bella Max Coco Pepper Ziggy Nala Biscuit Mochi Tofu Waffles Pickles Bowie
+        Juniper Clementine Nugget Pixel Sprocket Tango Olive Marble Pretzel""".split(),
+    "instrument": "cello|trumpet|bass guitar|violin|drums|saxophone|piano|ukulele|clarinet|flute|banjo|"
+                  "double bass|trombone|accordion".split("|"),
+    "vehicle": "car|van|motorbike|camper van|cargo bike|scooter".split("|"),
+    "color": "red|dark green|silver|pale blue|white|black|yellow|grey|orange|burgundy".split("|"),
+    "brand": "Volvo|Fiat|Toyota|Skoda|Renault|Honda|Subaru|Mazda|Kia|Peugeot|Ford|Citroën".split("|"),
+    "event": "a photography workshop|a jazz festival|a marathon|a book fair|a climbing competition|"
+             "a design conference|a cooking class|a wedding|a hackathon|a chess tournament|a film festival|"
+             "a trade fair|a family reunion|a music camp|a medical congress|a wine harvest".split("|"),
+    "team": "finance|legal|platform|mobile|sales|support|research|design|marketing|operations|security|"
+            "data|hardware|growth".split("|"),
+    "cuisine": "Ethiopian|Georgian|Peruvian|Korean|Lebanese|Vietnamese|Sicilian|Mexican|Sri Lankan|Basque|"
+               "Nepali|Turkish|Cantonese|Moroccan".split("|"),
+    "weekday": "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split(),
+    "month": "January February March April May June July August September October November December".split(),
+    "medicine": "an EpiPen|antihistamines|a printed allergy card|an inhaler".split("|"),
+    "room": "garage|attic|basement|hallway cupboard|spare room|garden shed|office drawer".split("|"),
+    "thing": "tent|ladder|drill|sewing machine|projector|telescope|kayak paddles|camping stove|bike pump|"
+             "tripod|snowboard|bread maker".split("|"),
+    "adjective": """Amber Azure Bright Cobalt Copper Crimson Dusty Emerald Falcon Golden Granite Hidden Indigo
+        Iron Jade Lunar Marble Misty Nimble Northern Onyx Polar Quiet Rapid Royal Ruby Scarlet Silent Silver
+        Solar Swift Tidal Velvet Violet Wild Winter""".split(),
+    "noun": """Anchor Arrow Badger Beacon Bridge Canyon Cedar Comet Compass Condor Delta Ember Falcon Fjord Forge
+        Glacier Harbor Heron Horizon Island Kestrel Lantern Maple Meadow Meteor Orbit Otter Pioneer Prairie
+        Quartz Raven Ridge River Sparrow Summit Thistle Tundra Voyager Willow""".split(),
+}
+
+# (memory type, first person as said in the message, third person as the memory states it,
+#  key slots: per speaker and template, no two memories share the values of a key, so that
+#  two memories do not differ only in a detail, which the worker would fold as near duplicates)
+MEMORY_TEMPLATES = [
+    ("identity", "I work as {a_role} at {company} in {city}.", "{S} works as {a_role} at {company} in {city}.",
+     ["role", "company"]),
+    ("identity", "I grew up in {city} and moved to {city2} in {year}.",
+     "{S} grew up in {city} and moved to {city2} in {year}.", ["city", "city2"]),
+    ("identity", "My {relation} {person} lives in {city} and works as {a_role}.",
+     "{S}'s {relation} {person} lives in {city} and works as {a_role}.", ["person", "city"]),
+    ("identity", "I speak {language} and I'm learning {language2} for a project at {company}.",
+     "{S} speaks {language} and is learning {language2} for a project at {company}.", ["language+language2", "company"]),
+    ("identity", "I studied {field} in {city} before joining {company}.",
+     "{S} studied {field} in {city} before joining {company}.", ["city", "company"]),
+    ("identity", "I've been {a_role} for {n} years and now lead the {team} team.",
+     "{S} has been {a_role} for {n} years and now leads the {team} team.", ["role", "team"]),
+    ("preference", "I love {activity} on {weekday} mornings, usually around {place}.",
+     "{S} loves {activity} on {weekday} mornings, usually around {place}.", ["activity"]),
+    ("preference", "I can't stand {dish}, but I'd eat {dish2} every single day.",
+     "{S} dislikes {dish} but would eat {dish2} every day.", ["dish+dish2", "dish"]),
+    ("preference", "My favourite artist is {band}, and I put on {genre} when I need to focus.",
+     "{S}'s favourite artist is {band}; {S} listens to {genre} to focus.", ["band", "genre"]),
+    ("preference", "I'd always pick {drink} over {drink2}, especially before {task}.",
+     "{S} prefers {drink} over {drink2}, especially before {task}.", ["drink+drink2", "task"]),
+    ("preference", "For {task} I'd rather use {tool} than {tool2}.", "{S} prefers {tool} over {tool2} for {task}.",
+     ["tool+tool2", "task+tool"]),
+    ("preference", "I've been reading everything about {topic} lately, and {topic2} is next on my list.",
+     "{S} is reading about {topic} lately and wants to read about {topic2} next.", ["topic+topic2", "topic"]),
+    ("preference", "Honestly {activity} bores me; give me {activity2} any day.",
+     "{S} finds {activity} boring and prefers {activity2}.", ["activity+activity2", "activity"]),
+    ("fact", "I'm allergic to {food}, so I always carry {medicine} when I eat out in {city}.",
+     "{S} is allergic to {food} and carries {medicine} when eating out in {city}.", ["food", "city"]),
+    ("fact", "I have a {pet} called {petname} who turned {n} this {month}.",
+     "{S} has a {pet} called {petname}, who turned {n} in {month}.", ["petname", "pet+n"]),
+    ("fact", "My {vehicle} is a {color} {brand} I bought in {year}.",
+     "{S} drives a {color} {brand} {vehicle} bought in {year}.", ["brand+vehicle", "color+vehicle"]),
+    ("fact", "I play the {instrument} in a {genre} group with {person} on {weekday} nights.",
+     "{S} plays the {instrument} in a {genre} group with {person} on {weekday} nights.", ["instrument", "person"]),
+    ("fact", "I'm moving the {team} team from {tool} to {tool2} at {company} this quarter.",
+     "{S} is migrating the {team} team from {tool} to {tool2} at {company} this quarter.", ["team", "tool+tool2"]),
+    ("fact", "I keep the {thing} in the {room} since {person} still has our {thing2}.",
+     "{S} keeps the {thing} in the {room}; {person} still has {S}'s {thing2}.", ["thing", "person"]),
+    ("fact", "My desk is on floor {n} of the {company} office near {place}.",
+     "{S}'s desk is on floor {n} of the {company} office near {place}.", ["company", "place"]),
+    ("episodic", "Last {weekday} I went {activity} with {person} near {place}.",
+     "{S} went {activity} with {person} near {place} last {weekday}.", ["activity+weekday", "person"]),
+    ("episodic", "In {month} I'm flying to {city} for {event}.", "{S} is flying to {city} in {month} for {event}.",
+     ["city", "event+month"]),
+    ("episodic", "Yesterday I sent {person} the report on {topic} for the {team} team.",
+     "{S} sent {person} the report on {topic} for the {team} team.", ["topic+team", "person"]),
+    ("episodic", "On {weekday} {person} and I present the {tool} rollout to {company}.",
+     "{S} and {person} present the {tool} rollout to {company} on {weekday}.", ["tool+company", "person"]),
+    ("episodic", "Two weeks ago my {relation} {person} came over from {city} for {event}.",
+     "{S}'s {relation} {person} visited from {city} for {event} two weeks ago.", ["person", "city"]),
+    ("episodic", "Last weekend {person} helped me repaint the {room} in {color}.",
+     "{S} and {person} repainted {S}'s {room} in {color} last weekend.", ["person", "room"]),
+    ("episodic", "We celebrated {person}'s birthday at a {cuisine} place in {city} in {month}.",
+     "{S} celebrated {person}'s birthday at a {cuisine} restaurant in {city} in {month}.", ["person", "city"]),
+]
+ENTITY_TEMPLATE = "We kicked off Project {adjective} {noun} with {company} this week."
+PROFILE_TEMPLATES = [  # (profile key, the slot that is its value, first person)
+    ("home_city", "city", "I moved to {city} in {month} {year}."),
+    ("employer", "company", "My new employer is {company}, starting {month}."),
+    ("language", "language", "At home we mostly speak {language} now."),
+]
+OPENERS = ["", "", "", "Morning! ", "Quick update: ", "Hey, ", "So, ", "Fun fact: ", "Btw, ", "Catching up: "]
+CLOSERS = ["", "", "", " Anyway, how are you?", " More soon.", " Talk later!", " What about you?", " :)"]
+
+
+def _fill(template: str, rng: random.Random, speaker: str = "") -> tuple[str, dict]:
+    values = {k: rng.choice(v) for k, v in _V.items()}
+    for name in ("city", "dish", "drink", "tool", "topic", "activity", "language", "thing"):
+        values[name], values[name + "2"] = rng.sample(_V[name], 2)
+    values["a_role"] = ("an " if values["role"][0] in "aeiou" else "a ") + values["role"]
+    values.update(S=speaker, n=rng.randint(2, 12), year=rng.randint(2004, 2024))
+    return template.format(**values), values
+
+
+class Statements:
+    """Distinct statements: (kind, sentence as said, memory type, memory text / entity name /
+    profile key and value)."""
+
+    def __init__(self, rng: random.Random, seen: set[str]):
+        self.rng = rng
+        self.seen = seen
+
+    def memory(self, speaker: str) -> tuple[str, str, str]:
+        for _ in range(10000):
+            index = self.rng.randrange(len(MEMORY_TEMPLATES))
+            type_, said, stated, keys = MEMORY_TEMPLATES[index]
+            sentence, values = _fill(said, self.rng, speaker)
+            text = stated.format(**values)
+            markers = [f"{speaker}|{index}|{key}|" + "|".join(sorted(str(values[k]) for k in key.split("+")))
+                       for key in keys]
+            if text not in self.seen and not any(m in self.seen for m in markers):
+                self.seen.update([text, *markers])
+                self.template = index
+                return sentence, type_, text
+        raise RuntimeError("ran out of distinct memory texts")
+
+    def entity(self) -> tuple[str, str]:
+        for _ in range(1000):
+            sentence, v = _fill(ENTITY_TEMPLATE, self.rng)
+            name = f"Project {v['adjective']} {v['noun']}"
+            if name not in self.seen:
+                self.seen.add(name)
+                return sentence, name
+        raise RuntimeError("ran out of distinct project names")
+
+    def profile(self, speaker: str) -> tuple[str, str, str]:
+        for _ in range(1000):
+            key, slot, said = self.rng.choice(PROFILE_TEMPLATES)
+            sentence, v = _fill(said, self.rng)
+            marker = f"{speaker}|{key}|{v[slot]}"
+            if marker not in self.seen:
+                self.seen.add(marker)
+                return sentence, key, v[slot]
+        raise RuntimeError("ran out of distinct profile values")
+
+
+# --- generation, inside Django (manage.py shell) ---------------------------------------------
+
+def generate_in_django() -> None:
+    """Run by `manage.py shell -c` against the launched instance's database; parameters in
+    the environment variable MNEMO_BENCH_REVIEW (JSON). Prints progress lines and one final
+    BENCH-RESULT line (JSON)."""
+    from django.contrib.auth import get_user_model
+    from django.db import transaction
+
+    from conversations.services import InteractionItem, interactions_log
+    from core.models import ApiKey, Role
+    from core.services import membership_set
+    from entities.models import Entity
+    from entities.services import entity_propose, profile_candidate_add
+    from memory.models import Memory
+    from memory.services import Draft, Evidence, memory_store
+    from review.models import ReviewItem, ReviewStatus
+
+    p = json.loads(os.environ[PARAMS_ENV])
+    workspace = ApiKey.objects.select_related("workspace").get(prefix=p["key_prefix"]).workspace
+    out: dict = {"workspace_id": workspace.pk, "slug": workspace.slug}
+    if p.get("username"):
+        user = get_user_model().objects.create_user(username=p["username"], password=p["password"],
+                                                    email=f"{p['username']}@example.org")
+        membership_set(workspace=workspace, user=user, role=Role.REVIEWER)
+    items_wanted = int(p["items"])
+    if items_wanted <= 0:
+        print(RESULT_PREFIX + json.dumps(out), flush=True)
+        return
+    rng = random.Random(p["seed"])
+    seen = set(Memory.objects.filter(workspace=workspace).values_list("text", flat=True))
+    seen |= set(Entity.objects.filter(workspace=workspace).values_list("name", flat=True))
+    statements = Statements(rng, seen)
+    pending_before = ReviewItem.objects.filter(workspace=workspace, status=ReviewStatus.PENDING).count()
+    # the interactions, oldest first, ending an hour ago; 1-5 statements each (mean ~3.3)
+    n_interactions = max(1, round(items_wanted / 3.3))
+    span = timedelta(days=p.get("days", 14))
+    end = datetime.now(timezone.utc) - timedelta(hours=1)
+    step = span / n_interactions
+    outcomes = {"memory created": 0, "memory reinforced": 0, "memory conflict": 0, "entity": 0, "entity existed": 0,
+                "profile_value": 0, "profile skipped": 0}
+    made, interactions, t0 = 0, 0, time.monotonic()
+    batch_size = 100
+    last_print = 0.0
+    while made < items_wanted:
+        batch = []  # (InteractionItem, [(kind, sentence, start, end, details...)])
+        for _ in range(batch_size):
+            if made + sum(len(s) for _, s in batch) >= items_wanted:
+                break
+            name, channel, channel_id = rng.choice(SPEAKERS)
+            first = name.split()[0]
+            k = min(rng.choices([1, 2, 3, 4, 5], weights=[1, 2, 3, 3, 2])[0],
+                    items_wanted - made - sum(len(s) for _, s in batch))
+            content = rng.choice(OPENERS)
+            parts = []
+            for _ in range(k):
+                roll = rng.random()
+                if roll < 0.03:
+                    sentence, entity_name = statements.entity()
+                    details = ("entity", entity_name)
+                elif roll < 0.06:
+                    sentence, key, value = statements.profile(name)
+                    details = ("profile_value", key, value)
+                else:
+                    sentence, type_, text = statements.memory(first)
+                    details = ("memory", type_, text)
+                if content and not content.endswith(" "):
+                    content += " "
+                start = len(content)
+                content += sentence
+                parts.append((sentence, start, start + len(sentence), details))
+            content += rng.choice(CLOSERS)
+            at = end - span + step * (interactions + len(batch)) + timedelta(seconds=rng.uniform(0, 60))
+            batch.append((InteractionItem(channel=channel, channel_id=channel_id, sender_name=name, content=content,
+                                          occurred_at=min(at, end)), parts))
+        with transaction.atomic():
+            results = interactions_log(workspace=workspace, items=[item for item, _ in batch])
+        entities = {e.pk: e for e in Entity.objects.filter(pk__in={r.entity_id for r in results if r.entity_id})}
+        from conversations.models import Interaction
+        logged = {i.pk: i for i in Interaction.objects.filter(pk__in=[r.id for r in results if r.id])}
+        with transaction.atomic():
+            for result, (item, parts) in zip(results, batch):
+                if result.status != "created":
+                    raise SystemExit(f"interaction not created: {result}")
+                interaction = logged[result.id]
+                for sentence, start, stop, details in parts:
+                    assert interaction.content[start:stop] == sentence, (interaction.content, start, stop, sentence)
+                    if details[0] == "memory":
+                        stored = memory_store(workspace_id=workspace.pk, draft=Draft(
+                            type=details[1], text=details[2], certainty="inferred",
+                            confidence=round(rng.uniform(0.5, 0.85), 3), importance=round(rng.uniform(0.3, 0.8), 2),
+                            subject_id=result.entity_id, source="model:synthetic-llm", model="synthetic-llm",
+                            prompt_version="memories-v1", occurred_at=interaction.occurred_at,
+                            conversation_id=interaction.conversation_id,
+                            evidence=[Evidence(interaction.pk, sentence, start, stop)]))
+                        outcomes[f"memory {stored.outcome}"] += 1
+                    elif details[0] == "entity":
+                        _, created = entity_propose(workspace_id=workspace.pk, kind="project", name=details[1],
+                                                    evidence_ids=[interaction.pk], quote=sentence,
+                                                    description=sentence, confidence=round(rng.uniform(0.5, 0.8), 3),
+                                                    rule="model:synthetic-llm")
+                        outcomes["entity" if created else "entity existed"] += 1
+                    else:
+                        row = profile_candidate_add(entity=entities[result.entity_id], key=details[1], value=details[2],
+                                                    confidence=round(rng.uniform(0.5, 0.85), 3), evidence=interaction,
+                                                    quote=sentence, source="model:synthetic-llm")
+                        outcomes["profile_value" if row is not None else "profile skipped"] += 1
+                    made += 1
+        interactions += len(batch)
+        elapsed = time.monotonic() - t0
+        if elapsed - last_print >= 10 or made >= items_wanted:
+            last_print = elapsed
+            print(f"  generated {made:,}/{items_wanted:,} statements in {interactions:,} interactions "
+                  f"({elapsed:.0f} s, {made / elapsed:.0f}/s)", flush=True)
+    out.update(interactions=interactions, statements=made, outcomes=outcomes, seconds=round(time.monotonic() - t0, 1),
+               pending_opened=ReviewItem.objects.filter(workspace=workspace, status=ReviewStatus.PENDING).count()
+               - pending_before)
+    print(RESULT_PREFIX + json.dumps(out), flush=True)

@@ -1,0 +1,145 @@
+"""The review pages: the queue (full page, htmx partial, filters, grouping, evidence
+marked), decisions by reviewers (403 for viewers, 404 for outsiders), bulk, the pending
+count fragment, similar items, the conflict inbox, statistics and the trust policy."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory.models import Memory, TrustPolicy
+from review.models import ReviewItem
+from tests.review import factories
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def targets(workspace):
+    return factories.every_kind(workspace)
+
+
+def test_the_queue_shows_every_kind_grouped_with_the_evidence_marked(client, viewer, targets):
+    client.force_login(viewer)
+    response = client.get("/w/acme/review/")
+    html = response.content.decode()
+    assert response.status_code == 200
+    for text in ("Ada&#x27;s favourite editor is Helix.", "Ada lives in Lisbon.", "Retire the procedure",
+                 "Ada —lives in→ Lisbon", "Ada: editor = Helix", "grace.hopper@example.com", "Graduate to a"):
+        assert text in html, text
+    assert "<mark>my favourite editor is Helix</mark>" in html
+    assert html.count('class="group"') >= 5 and "preference.favorite" in html
+    assert 'id="review-count"' in html and ">8</span>" in html
+    # Viewers see, but get no buttons.
+    assert "Keys:" not in html and 'class="actions"' not in html
+
+
+def test_the_htmx_partial_and_the_filters(client, teammate, targets):
+    client.force_login(teammate)
+    partial = client.get("/w/acme/review/?kind=entity", headers={"HX-Request": "true"}).content.decode()
+    assert partial.lstrip().startswith('<div id="queue">') and "<h1>" not in partial
+    assert "Helix" in partial and "Ada lives in Lisbon." not in partial
+    html = client.get("/w/acme/review/?confidence=high").content.decode()
+    assert "Ada lives in Lisbon." in html and "Ada&#x27;s favourite editor" not in html
+    assert client.get("/w/acme/review/?kind=bogus&age=nope&page=x").status_code == 200
+
+
+def test_a_reviewer_decides_and_the_count_follows(client, teammate, targets):
+    client.force_login(teammate)
+    item = factories.item_for("memory", targets["memory"])
+    response = client.post(f"/w/acme/review/{item.pk}/approve/", headers={"HX-Request": "true"})
+    assert response.status_code == 200 and response["HX-Trigger"] == "review-changed"
+    assert Memory.objects.get(pk=targets["memory"].pk).status == "active"
+    assert ReviewItem.objects.get(pk=item.pk).decided_by == teammate
+    badge = client.get("/w/acme/review/count/").content.decode()
+    assert ">7</span>" in badge and 'hx-trigger="review-changed from:body"' in badge
+    again = client.post(f"/w/acme/review/{item.pk}/reject/", headers={"HX-Request": "true"})
+    assert again.status_code == 409 and f"approved by user:{teammate.get_username()}" in again.content.decode()
+
+
+def test_edit_then_approve_and_merge_from_the_page(client, teammate, targets, workspace):
+    client.force_login(teammate)
+    item = factories.item_for("memory", targets["memory"])
+    response = client.post(f"/w/acme/review/{item.pk}/approve/", {"edit": "1", "change-text": "Ada codes in Helix."})
+    assert response.status_code == 302
+    assert Memory.objects.get(text="Ada codes in Helix.").status == "active"
+    bad = factories.item_for("profile_value", targets["profile_value"])
+    secret = client.post(f"/w/acme/review/{bad.pk}/approve/", {"edit": "1", "change-value": "AKIAIOSFODNN7EXAMPLE"},
+                         headers={"HX-Request": "true"})
+    assert secret.status_code == 422 and ReviewItem.objects.get(pk=bad.pk).status == "pending"
+    entity = factories.item_for("entity", targets["entity"])
+    from entities.models import Entity
+
+    helix = Entity.objects.create(workspace=workspace, kind="tool", name="Helix (editor)")
+    assert client.post(f"/w/acme/review/{entity.pk}/merge/", {"merge_into": f"#{helix.pk}"}).status_code == 302
+    assert Entity.objects.get(pk=targets["entity"].pk).merged_into_id == helix.pk
+    assert client.post(f"/w/acme/review/{entity.pk}/merge/", {"merge_into": ""},
+                       headers={"HX-Request": "true"}).status_code == 422
+
+
+def test_bulk_decisions(client, teammate, targets):
+    client.force_login(teammate)
+    ids = [factories.item_for(kind, targets[kind]).pk for kind in ("memory", "entity", "relationship")]
+    response = client.post("/w/acme/review/bulk/", {"action": "approve", "ids": ids}, headers={"HX-Request": "true"})
+    assert response.status_code == 200 and "Approved 3" in response.content.decode()
+    assert set(ReviewItem.objects.filter(pk__in=ids).values_list("status", flat=True)) == {"approved"}
+    assert client.post("/w/acme/review/bulk/", {"action": "approve"}, headers={"HX-Request": "true"}).status_code == 422
+
+
+def test_viewers_cannot_decide_and_outsiders_see_nothing(client, viewer, outsider, targets):
+    item = factories.item_for("memory", targets["memory"])
+    client.force_login(viewer)
+    assert client.post(f"/w/acme/review/{item.pk}/approve/").status_code == 403
+    assert client.post("/w/acme/review/bulk/", {"action": "approve", "ids": [item.pk]}).status_code == 403
+    assert client.post("/w/acme/review/policy/set/", {"min_confidence": "0.5"}).status_code == 403
+    assert ReviewItem.objects.get(pk=item.pk).status == "pending"
+    client.force_login(outsider)
+    for path in ("/w/acme/review/", "/w/acme/review/count/", f"/w/acme/review/{item.pk}/similar/",
+                 "/w/acme/review/conflicts/", "/w/acme/review/stats/", "/w/acme/review/policy/"):
+        assert client.get(path).status_code == 404, path
+    assert client.post(f"/w/acme/review/{item.pk}/approve/").status_code == 404
+
+
+def test_similar_items_fragment(client, viewer, targets, workspace):
+    factories.memory_candidate(workspace, text="Ada likes the Helix editor a lot.", quote="Helix")
+    client.force_login(viewer)
+    item = factories.item_for("memory", targets["memory"])
+    html = client.get(f"/w/acme/review/{item.pk}/similar/").content.decode()
+    assert "Ada likes the Helix editor a lot." in html and "Merge into this" not in html
+    rel = factories.item_for("relationship", targets["relationship"])
+    assert "No similar" in client.get(f"/w/acme/review/{rel.pk}/similar/").content.decode()
+
+
+def test_the_conflict_inbox_shows_both_sides_and_resolves(client, teammate, targets):
+    client.force_login(teammate)
+    html = client.get("/w/acme/review/conflicts/").content.decode()
+    assert "Ada lives in Porto." in html and "Ada lives in Lisbon." in html
+    assert "Now active" in html and "New, proposed" in html and "I moved to Lisbon" in html
+    item = factories.item_for("conflict", targets["conflict"])
+    assert client.post(f"/w/acme/review/{item.pk}/both/").status_code == 302
+    old = Memory.objects.get(text="Ada lives in Porto.")
+    assert old.status == "active" and old.valid_to is not None
+    assert "No contradictions wait" in client.get("/w/acme/review/conflicts/").content.decode()
+
+
+def test_the_statistics_page_flags_low_precision_rules(client, teammate, workspace, settings):
+    settings.MNEMO_REVIEW_MIN_DECISIONS = 2
+    client.force_login(teammate)
+    for n in range(2):
+        memory = factories.memory_candidate(workspace, text=f"Dubious {n}.", rule="dubious.rule")
+        client.post(f"/w/acme/review/{factories.item_for('memory', memory).pk}/reject/")
+    html = client.get("/w/acme/review/stats/?days=7").content.decode()
+    assert "dubious.rule" in html and "low precision" in html and "<svg" in html and "<polyline" in html
+    assert client.get("/w/acme/review/stats/?days=abc").status_code == 200
+
+
+def test_admins_change_the_trust_policy(client, owner, teammate, workspace):
+    client.force_login(teammate)
+    assert "Only admins change the policy." in client.get("/w/acme/review/policy/").content.decode()
+    client.force_login(owner)
+    response = client.post("/w/acme/review/policy/set/", {"auto_certainties": ["verbatim"], "auto_types": ["fact"],
+                                                          "min_confidence": "0.95"})
+    assert response.status_code == 302
+    policy = TrustPolicy.objects.get(workspace=workspace)
+    assert policy.auto_certainties == ["verbatim"] and policy.min_confidence == 0.95
+    client.post("/w/acme/review/policy/set/", {"min_confidence": "lots"})
+    assert TrustPolicy.objects.get(workspace=workspace).min_confidence == 0.95
