@@ -84,7 +84,9 @@
       } else if (pending === null || pending === decision) {
         say(text, false);
       }
-      if (window.htmx) htmx.trigger(document.body, "review-changed");
+      // The server names the event other panels refresh on (HX-Trigger), as for htmx requests.
+      const event = response.headers.get("HX-Trigger");
+      if (event && window.htmx) htmx.trigger(document.body, event);
       refreshIfEmpty();
     })).catch(() => {
       fail("The decision could not be sent; nothing changed.");

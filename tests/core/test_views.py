@@ -53,7 +53,7 @@ def test_the_home_page_shows_the_workspace_counts(client, owner, teammate, make_
     counts = dict((label, int(value)) for value, label in re.findall(
         r'<span class="value">(\d+)</span><span class="label">([^<]+)</span>', html))
     assert counts == {"Members": 2, "Active API keys": 1, "Interactions": 0, "Conversations": 0, "Entities": 0,
-                      "Link suggestions": 0, "Memory candidates": 0}
+                      "Link suggestions": 0, "Memory candidates": 0, "Pending review": 0}
     assert "api_key.create" in html  # recent activity
 
 
