@@ -1213,12 +1213,13 @@ def stage_breakdown(mnemo: Mnemo, dsn_given: bool, workspace_id: int, qs: list[t
                     with connection.cursor() as cursor:
                         stage[0] = "-"
                         retrieval._prepare(cursor)
+                        lexemes = retrieval._lexemes(cursor, q)
                         stage[0] = "interactions"
-                        hits = list(retrieval._interactions(cursor, f, q, literal).values())
+                        hits = list(retrieval._interactions(cursor, f, lexemes, literal).values())
                         stage[0] = "memories"
-                        hits += retrieval._memories(cursor, f, q, literal).values()
+                        hits += retrieval._memories(cursor, f, lexemes, literal).values()
                         stage[0] = "summaries"
-                        hits += retrieval._summaries(cursor, f, q).values()
+                        hits += retrieval._summaries(cursor, f, lexemes).values()
                     stage[0] = "entities"
                     named = retrieval.entities_named(workspace_id, q)
                 now = dj_timezone.now()

@@ -9,6 +9,7 @@ Only reads here. The query embedding is the one model call a request may make.""
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -60,11 +61,62 @@ def _vector(vector) -> str:
     return "[" + ",".join(f"{x:.7f}" for x in vector) + "]"
 
 
-def _or_query_sql() -> str:
-    # plainto_tsquery stems and drops stop words; turning its ANDs into ORs lets any query
-    # word match, and ts_rank_cd then prefers rows that cover more of them, closer together.
-    # ('simple' re-reads the already stemmed lexemes as they are.)
-    return "to_tsquery('simple', replace(plainto_tsquery('english', %s)::text, '&', '|'))"
+# A word whose posting list is longer than this (by the table's statistics) is too common to
+# find candidates with: ranking every row it matches is what made full text take ~500 ms at
+# 1 M interactions. Rarer query words find the candidates; the common ones still count in
+# their ranking. Small workspaces never reach the bound, so nothing changes for them.
+MAX_POSTINGS = 5000
+STATS_SECONDS = 300
+
+
+@dataclass
+class _TableStats:
+    read_at: float
+    rows: float
+    freqs: dict[str, float]
+
+
+_stats: dict[str, _TableStats] = {}
+
+
+def _table_stats(cursor, table: str) -> _TableStats:
+    """Row estimate and the most common lexemes' row fractions from ANALYZE (pg_stats keeps
+    them for tsvector columns), cached per process for a few minutes."""
+    cached = _stats.get(table)
+    if cached is not None and time.monotonic() - cached.read_at < STATS_SECONDS:
+        return cached
+    cursor.execute("SELECT greatest(reltuples, 0) FROM pg_class WHERE oid = %s::regclass", [table])
+    rows = float(cursor.fetchone()[0])
+    cursor.execute("""
+        SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats
+        WHERE schemaname = current_schema() AND tablename = %s AND attname = 'search'""", [table])
+    found = cursor.fetchone()
+    freqs = dict(zip(found[0], found[1])) if found and found[0] else {}
+    _stats[table] = stats = _TableStats(time.monotonic(), rows, freqs)
+    return stats
+
+
+def _lexemes(cursor, query: str) -> list[str]:
+    # The same stemming and stop words as the stored tsvectors ('english').
+    cursor.execute("SELECT coalesce(tsvector_to_array(to_tsvector('english', %s)), '{}')", [query])
+    return sorted(cursor.fetchone()[0])
+
+
+def text_queries(lexemes: list[str], stats: _TableStats) -> tuple[str, str]:
+    """(what finds candidates, what ranks them) as to_tsquery('simple', …) texts. Any query
+    word may match and ts_rank_cd prefers rows covering more of them, closer together; words
+    too common to scan are left out of the finding (all of them must match when every word
+    is that common)."""
+    quoted = {lexeme: "'" + lexeme.replace("'", "''") + "'" for lexeme in lexemes}
+    rank = " | ".join(quoted.values())
+    rare = [lexeme for lexeme in lexemes if stats.freqs.get(lexeme, 0.0) * stats.rows <= MAX_POSTINGS]
+    if len(rare) == len(lexemes):
+        return rank, rank
+    return (" | ".join(quoted[lexeme] for lexeme in rare) if rare else " & ".join(quoted.values())), rank
+
+
+def _text_match(cursor, table: str, lexemes: list[str]) -> tuple[str, str]:
+    return text_queries(lexemes, _table_stats(cursor, table))
 
 
 def _prepare(cursor) -> None:
@@ -90,7 +142,7 @@ def _interaction_filters(f: Filters, alias: str = "i") -> tuple[str, list]:
     return " AND ".join(where), params
 
 
-def _interactions(cursor, f: Filters, query: str, vector: str) -> dict[int, Hit]:
+def _interactions(cursor, f: Filters, lexemes: list[str], vector: str) -> dict[int, Hit]:
     where, params = _interaction_filters(f)
     cursor.execute(f"""
         SELECT i.id, x.embedding <=> %s::vector AS distance
@@ -98,11 +150,14 @@ def _interactions(cursor, f: Filters, query: str, vector: str) -> dict[int, Hit]
         WHERE x.workspace_id = %s AND {where}
         ORDER BY x.embedding <=> %s::vector LIMIT {DEPTH}""", [vector, f.workspace_id, *params, vector])
     dense = cursor.fetchall()
-    cursor.execute(f"""
-        SELECT i.id FROM conversations_interaction i, {_or_query_sql()} q
-        WHERE {where} AND i.search @@ q
-        ORDER BY ts_rank_cd(i.search, q) DESC, i.id LIMIT {DEPTH}""", [query, *params])
-    lexical = [row[0] for row in cursor.fetchall()]
+    lexical = []
+    if lexemes:
+        match, rank = _text_match(cursor, "conversations_interaction", lexemes)
+        cursor.execute(f"""
+            SELECT i.id FROM conversations_interaction i, to_tsquery('simple', %s) m, to_tsquery('simple', %s) q
+            WHERE {where} AND i.search @@ m
+            ORDER BY ts_rank_cd(i.search, q) DESC, i.id LIMIT {DEPTH}""", [match, rank, *params])
+        lexical = [row[0] for row in cursor.fetchall()]
     ids = {row[0] for row in dense} | set(lexical)
     if not ids:
         return {}
@@ -153,18 +208,21 @@ def _memory_filters(f: Filters) -> tuple[str, list]:
     return " AND ".join(where), params
 
 
-def _memories(cursor, f: Filters, query: str, vector: str) -> dict[int, Hit]:
+def _memories(cursor, f: Filters, lexemes: list[str], vector: str) -> dict[int, Hit]:
     where, params = _memory_filters(f)
     cursor.execute(f"""
         SELECT m.id, m.embedding <=> %s::vector AS distance FROM memory_memory m
         WHERE {where} AND m.embedding IS NOT NULL
         ORDER BY m.embedding <=> %s::vector LIMIT {DEPTH}""", [vector, *params, vector])
     dense = cursor.fetchall()
-    cursor.execute(f"""
-        SELECT m.id FROM memory_memory m, {_or_query_sql()} q
-        WHERE {where} AND m.search @@ q
-        ORDER BY ts_rank_cd(m.search, q) DESC, m.id LIMIT {DEPTH}""", [query, *params])
-    lexical = [row[0] for row in cursor.fetchall()]
+    lexical = []
+    if lexemes:
+        match, rank = _text_match(cursor, "memory_memory", lexemes)
+        cursor.execute(f"""
+            SELECT m.id FROM memory_memory m, to_tsquery('simple', %s) x, to_tsquery('simple', %s) q
+            WHERE {where} AND m.search @@ x
+            ORDER BY ts_rank_cd(m.search, q) DESC, m.id LIMIT {DEPTH}""", [match, rank, *params])
+        lexical = [row[0] for row in cursor.fetchall()]
     return _memory_hits(cursor, dense, lexical)
 
 
@@ -201,7 +259,7 @@ def _memory_hits(cursor, dense, lexical) -> dict[int, Hit]:
     return hits
 
 
-def _summaries(cursor, f: Filters, query: str) -> dict[int, Hit]:
+def _summaries(cursor, f: Filters, lexemes: list[str]) -> dict[int, Hit]:
     """Current conversation summaries matching the query's words. A summary cites its whole
     source range, so it informs a pack more than it proves a single turn."""
     where, params = ["c.workspace_id = %s"], [f.workspace_id]
@@ -221,12 +279,16 @@ def _summaries(cursor, f: Filters, query: str) -> dict[int, Hit]:
         summary_of = "s.conversation_id = c.id"
     else:
         summary_of = "s.id = c.current_summary_id"
+    if not lexemes:
+        return {}
+    match, rank = _text_match(cursor, "conversations_conversationsummary", lexemes)
     cursor.execute(f"""
         SELECT s.id, s.text, s.created_at, last.occurred_at, s.conversation_id, s.source_first_id, s.source_last_id
         FROM conversations_conversation c JOIN conversations_conversationsummary s ON {summary_of}
-             JOIN conversations_interaction last ON last.id = s.source_last_id, {_or_query_sql()} q
-        WHERE {" AND ".join(where)} AND s.search @@ q
-        ORDER BY ts_rank_cd(s.search, q) DESC, s.id LIMIT 10""", [query, *params])
+             JOIN conversations_interaction last ON last.id = s.source_last_id,
+             to_tsquery('simple', %s) x, to_tsquery('simple', %s) q
+        WHERE {" AND ".join(where)} AND s.search @@ x
+        ORDER BY ts_rank_cd(s.search, q) DESC, s.id LIMIT 10""", [match, rank, *params])
     rows = cursor.fetchall()
     hits = {}
     for rank, (pk, text, created_at, last_at, _, _, _) in enumerate(rows, 1):
@@ -251,12 +313,13 @@ def search(filters: Filters, query: str, vector, *, kinds: tuple[str, ...] = KIN
     hits: list[Hit] = []
     with connection.cursor() as cursor:
         _prepare(cursor)
+        lexemes = _lexemes(cursor, query)
         if "interaction" in kinds:
-            hits += _interactions(cursor, filters, query, literal).values()
+            hits += _interactions(cursor, filters, lexemes, literal).values()
         if "memory" in kinds and filters.memory_types:
-            hits += _memories(cursor, filters, query, literal).values()
+            hits += _memories(cursor, filters, lexemes, literal).values()
         if "summary" in kinds:
-            hits += _summaries(cursor, filters, query).values()
+            hits += _summaries(cursor, filters, lexemes).values()
     return hits
 
 

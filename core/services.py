@@ -65,6 +65,17 @@ def audit_record(
     )
 
 
+def audit_record_many(*, workspace: Workspace, actor: Actor, verb: str, rows: list[tuple[object, dict]]) -> None:
+    """One audit row per (target, data), written in one statement (bulk decisions)."""
+    request_id = request_id_var.get() if request_id_var.get() != "-" else ""
+    AuditEvent.objects.bulk_create([
+        AuditEvent(workspace=workspace, actor_user=actor.user, actor_api_key=actor.api_key, actor_label=actor.label[:200],
+                   verb=verb, target_type=target._meta.label_lower, target_id=str(target.pk), data=data,
+                   request_id=request_id)
+        for target, data in rows
+    ])
+
+
 def _unique_slug(name: str) -> str:
     base = slugify(name)[:70] or "workspace"
     slug, n = base, 2

@@ -84,6 +84,11 @@ def _merge_entity(entity: Entity, into_id: int, actor: Actor, note: str) -> dict
     return {"entity": entity.pk, "into": into.pk, "merge": merge.pk}
 
 
+def _decide_entities(workspace, ids: list[int], actor: Actor, approve: bool, note: str) -> dict[int, dict]:
+    decided = services.entities_decide(workspace=workspace, entity_ids=ids, actor=actor, approve=approve, note=note)
+    return {pk: {"entity": pk} for pk in decided}
+
+
 def _similar_entities(entity: Entity, limit: int) -> list[dict]:
     rows = (Entity.objects.filter(workspace_id=entity.workspace_id, merged_into__isnull=True,
                                   status__in=[EntityStatus.ACTIVE, EntityStatus.CANDIDATE])
@@ -228,7 +233,7 @@ def register() -> None:
     register_kind(Kind(
         name="entity", label="Entity", load=_entity, describe=_describe_entity, approve=_approve_entity,
         reject=_reject_entity, edit_fields={"name": "The entity's name", "description": "What it is"},
-        merge=_merge_entity, similar=_similar_entities, pending=_pending_entities,
+        merge=_merge_entity, similar=_similar_entities, pending=_pending_entities, decide_many=_decide_entities,
     ))
     register_kind(Kind(
         name="relationship", label="Relationship", load=_relationship, describe=_describe_relationship,

@@ -19,7 +19,7 @@ SIMILAR_MAX_DISTANCE = 0.5
 # --- candidate memories and contradictions ---------------------------------------------------
 
 def _candidate(workspace_id: int, target_id: int) -> Memory:
-    memory = Memory.objects.filter(workspace_id=workspace_id, pk=target_id).first()
+    memory = Memory.objects.filter(workspace_id=workspace_id, pk=target_id).defer("embedding", "search").first()
     if memory is None:
         raise Gone("the memory no longer exists")
     if memory.status != MemoryStatus.CANDIDATE:
@@ -67,6 +67,11 @@ def _merge(memory: Memory, into_id: int, actor: Actor, note: str) -> dict:
 def _keep_both(memory: Memory, actor: Actor, note: str) -> dict:
     kept = services.memory_keep_both(memory=memory, actor=actor, note=note)
     return {"memory": kept.pk, "old": kept.conflicts_with_id, "boundary": kept.valid_from.isoformat()}
+
+
+def _decide_many(workspace, ids: list[int], actor: Actor, approve: bool, note: str) -> dict[int, dict]:
+    decided = services.memories_decide(workspace=workspace, memory_ids=ids, actor=actor, approve=approve, note=note)
+    return {pk: {"memory": pk} for pk in decided}
 
 
 def _similar(memory: Memory, limit: int) -> list[dict]:
@@ -206,7 +211,7 @@ def register() -> None:
     register_kind(Kind(
         name="memory", label="Memory", load=_candidate, describe=_describe, approve=_approve, reject=_reject,
         edit_fields=memory_fields, merge=_merge, similar=_similar, auto_verbs=("memory.auto_approve",),
-        pending=_pending(False),
+        pending=_pending(False), decide_many=_decide_many,
     ))
     register_kind(Kind(
         name="conflict", label="Contradiction", load=_candidate, describe=_describe, approve=_approve, reject=_reject,

@@ -60,6 +60,9 @@ class Kind:
     auto_verbs: tuple[str, ...] = ()
     # (workspace_id or None) -> [(workspace_id, pending targets)], for review_backfill.
     pending: Callable[[int | None], list[tuple[int, list]]] | None = None
+    # Set-based bulk decisions: (workspace, target ids, actor, approve, note) -> {decided id:
+    # result}. Targets it leaves out go through approve/reject one by one.
+    decide_many: Callable[[Any, list[int], Actor, bool, str], dict[int, dict]] | None = None
     # target -> everything a side-by-side view needs (conflicts: both versions, evidence).
     details: Callable[[Any], dict] | None = None
 

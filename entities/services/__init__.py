@@ -1,7 +1,7 @@
 """Writes for entities: each use case is atomic and audited (HOUSE_STYLE.md). Split by
 topic; import from here."""
 
-from entities.services.entities import entity_approve, entity_create, entity_propose, entity_reject, entity_update
+from entities.services.entities import entities_decide, entity_approve, entity_create, entity_propose, entity_reject, entity_update
 from entities.services.erasure import entity_erase, register_eraser
 from entities.services.identities import (
     identities_resolve,
@@ -25,6 +25,7 @@ __all__ = [
     "entity_create",
     "entity_erase",
     "entity_merge",
+    "entities_decide",
     "entity_approve",
     "entity_propose",
     "entity_reject",

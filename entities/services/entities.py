@@ -6,7 +6,7 @@ from django.utils import timezone
 
 from core.errors import Conflict
 from core.models import Workspace
-from core.services import SYSTEM, Actor, audit_record
+from core.services import SYSTEM, Actor, audit_record, audit_record_many
 from entities.kinds import all_kinds
 from entities.models import Entity, EntityStatus
 
@@ -106,6 +106,23 @@ def entity_approve(*, entity: Entity, actor: Actor, note: str = "") -> Entity:
     entity.save(update_fields=["status", "updated_at"])
     audit_record(workspace=entity.workspace, actor=actor, verb="entity.approve", target=entity, data={"note": note})
     return entity
+
+
+@transaction.atomic
+def entities_decide(*, workspace: Workspace, entity_ids: list[int], actor: Actor, approve: bool,
+                    note: str = "") -> list[int]:
+    """Approve (or reject) many candidate entities at once (bulk review); returns the ids
+    decided — the others were no candidates any more."""
+    rows = list(Entity.objects.select_for_update().filter(
+        workspace=workspace, pk__in=entity_ids, status=EntityStatus.CANDIDATE, merged_into__isnull=True)
+        .only("id").order_by("id"))
+    if not rows:
+        return []
+    Entity.objects.filter(pk__in=[e.pk for e in rows]).update(
+        status=EntityStatus.ACTIVE if approve else EntityStatus.INVALID, updated_at=timezone.now())
+    audit_record_many(workspace=workspace, actor=actor, verb="entity.approve" if approve else "entity.reject",
+                      rows=[(e, {"note": note}) for e in rows])
+    return [e.pk for e in rows]
 
 
 @transaction.atomic

@@ -8,6 +8,7 @@ from memory.services.memories import (
     Draft,
     Evidence,
     Stored,
+    memories_decide,
     memories_embed,
     memories_touch,
     memory_approve,
@@ -41,6 +42,7 @@ from memory.services.working import (
 )
 
 __all__ = [
+    "memories_decide",
     "memory_keep_both",
     "memory_merge",
     "memory_revise",

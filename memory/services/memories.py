@@ -30,7 +30,7 @@ from pgvector.django import CosineDistance
 from core import privacy
 from core.errors import ApiError, Conflict, NotFound
 from core.models import Workspace
-from core.services import SYSTEM, Actor, audit_record
+from core.services import SYSTEM, Actor, audit_record, audit_record_many
 from memory import rules
 from memory.models import (
     OPEN_STATUSES,
@@ -358,7 +358,10 @@ def _fold_near_duplicate(memory: Memory) -> None:
 # --- the lifecycle people drive -------------------------------------------------------------
 
 def _locked(memory: Memory) -> Memory:
-    return Memory.objects.select_for_update().get(pk=memory.pk)
+    # The vector and the tsvector are the bulk of a row and a decision needs neither (an
+    # edit that keeps the text loads the vector when it copies it).
+    return (Memory.objects.select_for_update(of=("self",)).select_related("workspace")
+            .defer("embedding", "search").get(pk=memory.pk))
 
 
 def _decided_conflict(memory: Memory) -> Conflict:
@@ -390,6 +393,28 @@ def memory_approve(*, memory: Memory, actor: Actor, note: str = "") -> Memory:
                  data={"note": note, "supersedes": superseded, "rule": memory.rule, "source": memory.source,
                        "prompt_version": memory.prompt_version})
     return memory
+
+
+@transaction.atomic
+def memories_decide(*, workspace: Workspace, memory_ids: list[int], actor: Actor, approve: bool,
+                    note: str = "") -> list[int]:
+    """Approve (or reject) many plain candidates at once — the set-based twin of
+    memory_approve / memory_reject for bulk review. Contradictions are not decided here
+    (approving one supersedes another memory: memory_approve does that one by one).
+    Returns the ids decided; the others were not plain candidates any more."""
+    rows = list(Memory.objects.select_for_update().filter(
+        workspace=workspace, pk__in=memory_ids, status=MemoryStatus.CANDIDATE, conflicts_with__isnull=True)
+        .only("id", "rule", "source", "prompt_version").order_by("id"))
+    if not rows:
+        return []
+    now = timezone.now()
+    Memory.objects.filter(pk__in=[m.pk for m in rows]).update(
+        status=MemoryStatus.ACTIVE if approve else MemoryStatus.INVALID, decided_by=actor.user, decided_at=now,
+        updated_at=now)
+    audit_record_many(workspace=workspace, actor=actor, verb="memory.approve" if approve else "memory.reject", rows=[
+        (m, {"note": note, "rule": m.rule, "source": m.source, "prompt_version": m.prompt_version,
+             **({"supersedes": None} if approve else {})}) for m in rows])
+    return [m.pk for m in rows]
 
 
 @transaction.atomic

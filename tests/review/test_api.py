@@ -282,3 +282,20 @@ def test_backfill_opens_items_for_candidates_that_have_none(api, targets):
     assert {i["kind"] for i in api.get("/candidates", limit=50).json()["items"]} == set(KINDS)
     call_command("review_backfill")
     assert api.get("/candidates").json()["count"] == len(KINDS)
+
+
+def test_bulk_decisions_of_many_memories_are_set_based_and_still_audited(api, workspace):
+    memories = [factories.memory_candidate(workspace, text=f"Claim {n}.", rule="claims.rule") for n in range(6)]
+    items = [factories.item_for("memory", m) for m in memories]
+    # One was decided behind the queue's back: it is withdrawn, the others are decided.
+    Memory.objects.filter(pk=memories[0].pk).update(status="invalid")
+    body = api.post("/candidates/promote", {"ids": [i.pk for i in items], "note": "batch"}).json()
+    assert [i["id"] for i in body["decided"]] == [i.pk for i in items[1:]]
+    assert body["decided"][0]["result"] == {"memory": memories[1].pk}
+    assert [(s["id"], s["code"]) for s in body["skipped"]] == [(items[0].pk, "withdrawn")]
+    assert set(Memory.objects.filter(pk__in=[m.pk for m in memories[1:]]).values_list("status", flat=True)) == {"active"}
+    events = AuditEvent.objects.filter(verb="review.approve")
+    assert events.count() == 5 and {e.data["rule"] for e in events} == {"claims.rule"}
+    assert AuditEvent.objects.filter(verb="memory.approve", data__note="batch").count() == 5
+    assert {r["rule"]: r["accepted"] for r in api.get("/candidates/stats").json()["rules"]} == {"claims.rule": 5}
+    assert ReviewItem.objects.get(pk=items[1].pk).result == {"memory": memories[1].pk}
