@@ -119,6 +119,18 @@ def _text_match(cursor, table: str, lexemes: list[str]) -> tuple[str, str]:
     return text_queries(lexemes, _table_stats(cursor, table))
 
 
+def _lexical(cursor, table: str, alias: str, where: str, params: list, lexemes: list[str]) -> list[int]:
+    """Ids of the table's best full-text matches, best first (its `search` tsvector)."""
+    if not lexemes:
+        return []
+    match, rank = _text_match(cursor, table, lexemes)
+    cursor.execute(f"""
+        SELECT {alias}.id FROM {table} {alias}, to_tsquery('simple', %s) match_q, to_tsquery('simple', %s) rank_q
+        WHERE {where} AND {alias}.search @@ match_q
+        ORDER BY ts_rank_cd({alias}.search, rank_q) DESC, {alias}.id LIMIT {DEPTH}""", [match, rank, *params])
+    return [row[0] for row in cursor.fetchall()]
+
+
 def _prepare(cursor) -> None:
     # pgvector 0.8: keep scanning the HNSW graph until enough rows pass the filters.
     cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
@@ -150,14 +162,7 @@ def _interactions(cursor, f: Filters, lexemes: list[str], vector: str) -> dict[i
         WHERE x.workspace_id = %s AND {where}
         ORDER BY x.embedding <=> %s::vector LIMIT {DEPTH}""", [vector, f.workspace_id, *params, vector])
     dense = cursor.fetchall()
-    lexical = []
-    if lexemes:
-        match, rank = _text_match(cursor, "conversations_interaction", lexemes)
-        cursor.execute(f"""
-            SELECT i.id FROM conversations_interaction i, to_tsquery('simple', %s) m, to_tsquery('simple', %s) q
-            WHERE {where} AND i.search @@ m
-            ORDER BY ts_rank_cd(i.search, q) DESC, i.id LIMIT {DEPTH}""", [match, rank, *params])
-        lexical = [row[0] for row in cursor.fetchall()]
+    lexical = _lexical(cursor, "conversations_interaction", "i", where, params, lexemes)
     ids = {row[0] for row in dense} | set(lexical)
     if not ids:
         return {}
@@ -215,15 +220,7 @@ def _memories(cursor, f: Filters, lexemes: list[str], vector: str) -> dict[int, 
         WHERE {where} AND m.embedding IS NOT NULL
         ORDER BY m.embedding <=> %s::vector LIMIT {DEPTH}""", [vector, *params, vector])
     dense = cursor.fetchall()
-    lexical = []
-    if lexemes:
-        match, rank = _text_match(cursor, "memory_memory", lexemes)
-        cursor.execute(f"""
-            SELECT m.id FROM memory_memory m, to_tsquery('simple', %s) x, to_tsquery('simple', %s) q
-            WHERE {where} AND m.search @@ x
-            ORDER BY ts_rank_cd(m.search, q) DESC, m.id LIMIT {DEPTH}""", [match, rank, *params])
-        lexical = [row[0] for row in cursor.fetchall()]
-    return _memory_hits(cursor, dense, lexical)
+    return _memory_hits(cursor, dense, _lexical(cursor, "memory_memory", "m", where, params, lexemes))
 
 
 def _memory_hits(cursor, dense, lexical) -> dict[int, Hit]:
