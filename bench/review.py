@@ -20,18 +20,22 @@ items (server p95 <= 150 ms) and bulk approval of 500 items through the API (<= 
    interactions (embeddings, rule extraction, which adds some items of its own, episodes,
    summaries) and embeds the new memories, folding near duplicates (cosine >= 0.9) into the
    older memory, which withdraws their review items. The script waits for /api/v1/status
-   to be idle, tops up once or twice when fewer than --items are pending, and reports the
-   pending count measured against (GET /api/v1/candidates).
+   to be idle (and to stay idle --settle seconds). Round 1 generates 60% of --items; the
+   pending items per statement it led to size round 2, and a round 3 tops up when still
+   short; the pending count measured against (GET /api/v1/candidates) is reported.
 3. A user with the reviewer role in the workspace logs in through /login/ (a real session
    cookie); sequential GETs, after --warmup requests each: the queue page (first page,
-   ?page=2, ?kind=memory) and the similar-items fragment /w/<slug>/review/<id>/similar/ of
+   ?page=2, ?kind=memory, and the first page as the htmx partial a filter chip fetches) and
+   the similar-items fragment /w/<slug>/review/<id>/similar/ of
    --fragments different pending memory items. Server = the `Server-Timing: app;dur=` header
    (the whole request inside Django); client = wall time around the HTTP call.
 4. Bulk approval: --batches POSTs of --bulk distinct pending ids (oldest first, so none is on
    the queue's first page) to /api/v1/candidates/promote; wall and server time each, and a
    check that every id was decided and none skipped.
 
-The client runs on the same machine and competes with the server for the CPU.
+The client runs on the same machine and competes with the server for the CPU. With --keep
+the instance stays up after the report (URL, key, var dir and the reviewer's login printed)
+for a look at the data, until Ctrl-C.
 """
 
 from __future__ import annotations
@@ -233,6 +237,7 @@ class Statements:
     def __init__(self, rng: random.Random, seen: set[str]):
         self.rng = rng
         self.seen = seen
+        self.template = -1
 
     def memory(self, speaker: str) -> tuple[str, str, str]:
         for _ in range(10000):
@@ -277,6 +282,7 @@ def generate_in_django() -> None:
     from django.contrib.auth import get_user_model
     from django.db import transaction
 
+    from conversations.models import Interaction
     from conversations.services import InteractionItem, interactions_log
     from core.models import ApiKey, Role
     from core.services import membership_set
@@ -346,7 +352,6 @@ def generate_in_django() -> None:
         with transaction.atomic():
             results = interactions_log(workspace=workspace, items=[item for item, _ in batch])
         entities = {e.pk: e for e in Entity.objects.filter(pk__in={r.entity_id for r in results if r.entity_id})}
-        from conversations.models import Interaction
         logged = {i.pk: i for i in Interaction.objects.filter(pk__in=[r.id for r in results if r.id])}
         with transaction.atomic():
             for result, (item, parts) in zip(results, batch):
@@ -354,7 +359,8 @@ def generate_in_django() -> None:
                     raise SystemExit(f"interaction not created: {result}")
                 interaction = logged[result.id]
                 for sentence, start, stop, details in parts:
-                    assert interaction.content[start:stop] == sentence, (interaction.content, start, stop, sentence)
+                    if interaction.content[start:stop] != sentence:
+                        raise SystemExit(f"stored content differs from what was sent: {interaction.content!r}")
                     if details[0] == "memory":
                         stored = memory_store(workspace_id=workspace.pk, draft=Draft(
                             type=details[1], text=details[2], certainty="inferred",
@@ -386,3 +392,364 @@ def generate_in_django() -> None:
                pending_opened=ReviewItem.objects.filter(workspace=workspace, status=ReviewStatus.PENDING).count()
                - pending_before)
     print(RESULT_PREFIX + json.dumps(out), flush=True)
+
+
+# --- the benchmark ----------------------------------------------------------------------------
+
+def _manage_env(mnemo) -> dict[str, str]:
+    # as bench.harness.workspace_key: the launched instance's var/ (database socket, broker)
+    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "CELERY_BROKER_URL"}}
+    env.update(MNEMO_VAR_DIR=str(mnemo.var_dir), LOG_LEVEL="WARNING")
+    return env
+
+
+def run_generation(mnemo, params: dict) -> dict:
+    """generate_in_django() in `manage.py shell` against the launched instance; its progress
+    lines are passed through."""
+    env = _manage_env(mnemo)
+    env[PARAMS_ENV] = json.dumps(params)
+    proc = subprocess.Popen([sys.executable, "manage.py", "shell", "-c",
+                             "from bench.review import generate_in_django; generate_in_django()"],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    result, tail = None, []
+    for line in proc.stdout:
+        if line.startswith(RESULT_PREFIX):
+            result = json.loads(line[len(RESULT_PREFIX):])
+        elif line.lstrip().startswith("generated"):
+            print(line, end="", flush=True)
+        else:
+            tail = (tail + [line])[-40:]
+    if proc.wait() != 0 or result is None:
+        raise SystemExit("generation failed:\n" + "".join(tail))
+    return result
+
+
+def _get(client, path: str, **kwargs):
+    """A GET outside the measurements; gunicorn drops a keep-alive connection idle for 2 s, so
+    a request racing that close is sent once more on a new connection."""
+    import httpx
+
+    try:
+        return client.get(path, **kwargs)
+    except (httpx.RemoteProtocolError, httpx.ReadError, httpx.ConnectError):
+        return client.get(path, **kwargs)
+
+
+def status(api) -> dict:
+    return _get(api, "/api/v1/status").json()
+
+
+def wait_idle(api, timeout: float, settle: float) -> tuple[float, dict]:
+    """Until /api/v1/status reports nothing pending (background processing of the new
+    interactions, memory embeddings, summaries, episode tails) and stays so for `settle`
+    seconds: conversations count as waiting for their episode tail or summary only once the
+    beat's sweep (every 60 s) has marked them idle, so a first idle answer can come early."""
+    started = time.monotonic()
+    last, idle_since = 0.0, None
+    while True:
+        s = status(api)
+        now = time.monotonic()
+        elapsed = now - started
+        if s["idle"]:
+            idle_since = idle_since or now
+            if now - idle_since >= settle:
+                print(f"  background processing idle after {idle_since - started:.0f} s "
+                      f"(and still idle {settle:.0f} s later)", flush=True)
+                return elapsed, s
+        else:
+            idle_since = None
+        if elapsed > timeout:
+            print(f"  WARNING: not idle after {timeout:.0f} s ({s['pending']}); measuring anyway", flush=True)
+            return elapsed, s
+        if elapsed - last >= 15 and not s["idle"]:
+            last = elapsed
+            busy = {k: v for k, v in s["pending"].items() if v}
+            print(f"  waiting for the worker ({elapsed:.0f} s): {busy}", flush=True)
+        time.sleep(1.5)
+
+
+def pending_items(api) -> list[dict]:
+    """Every pending item (GET /api/v1/candidates, pages of the allowed maximum 200), queue order."""
+    rows, offset = [], 0
+    while True:
+        response = _get(api, "/api/v1/candidates", params={"limit": 200, "offset": offset})
+        response.raise_for_status()
+        page = response.json()
+        rows += page["items"]
+        offset += 200
+        if offset >= page["count"] or not page["items"]:
+            return rows
+
+
+def pending_count(api) -> int:
+    return _get(api, "/api/v1/candidates", params={"limit": 1}).json()["count"]
+
+
+def login(url: str, username: str, password: str, landing: str):
+    import httpx
+
+    browser = httpx.Client(base_url=url, timeout=120)
+    form = browser.get("/login/")
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', form.text)
+    if form.status_code != 200 or token is None or "csrftoken" not in browser.cookies:
+        raise SystemExit(f"/login/ answered {form.status_code} without a CSRF token")
+    answer = browser.post("/login/", data={"username": username, "password": password,
+                                           "csrfmiddlewaretoken": token.group(1), "next": landing},
+                          headers={"Referer": f"{url}/login/"})
+    if answer.status_code != 302 or "sessionid" not in browser.cookies:
+        raise SystemExit(f"login failed: {answer.status_code} {answer.text[:300]}")
+    return browser
+
+
+def timed_get(client, path: str, headers: dict | None = None) -> tuple[float, float, int]:
+    t0 = time.perf_counter()
+    response = client.get(path, headers=headers or {})
+    client_ms = (time.perf_counter() - t0) * 1000
+    if response.status_code != 200:
+        raise SystemExit(f"GET {path} answered {response.status_code}: {response.text[:300]}")
+    m = _TIMING.search(response.headers.get("server-timing", ""))
+    if not m:
+        raise SystemExit(f"GET {path}: no Server-Timing header")
+    return float(m.group(1)), client_ms, len(response.content)
+
+
+def stats(values: list[float]) -> dict[str, float]:
+    if len(values) >= 2:
+        q = statistics.quantiles(sorted(values), n=100, method="inclusive")
+        p = {"p50": q[49], "p95": q[94], "p99": q[98]}
+    else:
+        p = {"p50": values[0], "p95": values[0], "p99": values[0]}
+    return {**{k: round(v, 1) for k, v in p.items()}, "mean": round(statistics.fmean(values), 1),
+            "max": round(max(values), 1), "n": len(values)}
+
+
+def measure(client, label: str, paths: list[str], warmup: list[str], headers: dict | None = None) -> dict:
+    import httpx
+
+    for path in warmup or paths[:1]:  # at least one: the pooled connection may have gone stale
+        try:
+            timed_get(client, path, headers)
+        except (httpx.RemoteProtocolError, httpx.ReadError, httpx.ConnectError):
+            timed_get(client, path, headers)
+    server, wall, size = [], [], []
+    started = time.monotonic()
+    for i, path in enumerate(paths, 1):
+        s, c, n = timed_get(client, path, headers)
+        server.append(s)
+        wall.append(c)
+        size.append(n)
+        if time.monotonic() - started > 20 and i % 25 == 0:
+            print(f"    {label}: {i}/{len(paths)}, server p50 so far {statistics.median(server):.0f} ms", flush=True)
+    row = {"path": paths[0] if len(set(paths)) == 1 else paths[0].split("/review/")[0] + "/review/<id>/similar/",
+           "server_ms": stats(server), "client_ms": stats(wall), "kb": round(statistics.fmean(size) / 1024, 1)}
+    print(f"  {label:26} server p50 {row['server_ms']['p50']:6.1f}  p95 {row['server_ms']['p95']:6.1f}  "
+          f"p99 {row['server_ms']['p99']:6.1f} ms · client p50 {row['client_ms']['p50']:6.1f}  "
+          f"p95 {row['client_ms']['p95']:6.1f} ms · {row['kb']} KB", flush=True)
+    return row
+
+
+def bulk_approve(api, batches: list[list[int]], kinds_of: dict[int, str]) -> list[dict]:
+    import httpx
+
+    out = []
+    for number, ids in enumerate(batches, 1):
+        # a new connection (the pooled one may have been closed by gunicorn's keep-alive timeout);
+        # the wall time includes its set-up, well under a millisecond on loopback
+        with httpx.Client(base_url=str(api.base_url), headers=dict(api.headers), timeout=600) as fresh:
+            t0 = time.perf_counter()
+            response = fresh.post("/api/v1/candidates/promote", json={"ids": ids, "note": "bench: bulk approve"})
+            wall = time.perf_counter() - t0
+        m = _TIMING.search(response.headers.get("server-timing", ""))
+        row = {"batch": number, "ids": len(ids), "status": response.status_code, "wall_s": round(wall, 3),
+               "server_s": round(float(m.group(1)) / 1000, 3) if m else None,
+               "kinds": dict(sorted(_count(kinds_of[i] for i in ids).items()))}
+        if response.status_code == 200:
+            body = response.json()
+            row.update(decided=len(body["decided"]), skipped=len(body["skipped"]),
+                       skipped_examples=body["skipped"][:3])
+            row["ok"] = row["decided"] == len(ids) and not body["skipped"]
+        else:
+            row.update(decided=0, skipped=None, ok=False, error=response.text[:500])
+        out.append(row)
+        verdict = "OK" if row["ok"] else "FAILED"
+        print(f"  batch {number}: {len(ids)} ids {row['kinds']} → HTTP {row['status']}, decided {row['decided']}, "
+              f"skipped {row['skipped']} [{verdict}] · wall {row['wall_s']:.2f} s, server {row['server_s']} s",
+              flush=True)
+        if not row["ok"]:
+            print(f"  FAILURE: bulk approve did not decide every id: "
+                  f"{row.get('skipped_examples') or row.get('error')}", flush=True)
+    return out
+
+
+def _count(values) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for v in values:
+        counts[v] = counts.get(v, 0) + 1
+    return counts
+
+
+def run(args, mnemo, report: dict) -> None:
+    import httpx
+
+    api = httpx.Client(base_url=mnemo.url, timeout=300, headers={"Authorization": f"Bearer {mnemo.key}"})
+    username, password = "bench-reviewer", f"pw-{random.Random().getrandbits(64):x}"
+    report["login"] = {"username": username, "password": password}
+    started = time.monotonic()
+    rounds, pending, generated = [], 0, 0
+    # The worker's own rule extraction over the new interactions adds items (memories,
+    # relationships, entities, profile values, conflicts) and folds a few near duplicates:
+    # round 1 generates part of --items, the pending items it led to per statement size the
+    # next round.
+    ratio = 1.0
+    for round_ in range(1, args.max_rounds + 1):
+        wanted = round(args.items * 0.6) if round_ == 1 else max(1, round((args.items - pending) / ratio))
+        print(f"generation round {round_}: {wanted:,} statements (each one pending item) through the services …",
+              flush=True)
+        result = run_generation(mnemo, {"key_prefix": mnemo.key.split("_")[1], "items": wanted,
+                                        "seed": args.seed + round_, "days": 14,
+                                        "username": username if round_ == 1 else "", "password": password})
+        generated += result["statements"]
+        print(f"  {result['interactions']:,} interactions, {result['statements']:,} statements in "
+              f"{result['seconds']:.0f} s: {result['outcomes']}; {result['pending_opened']:,} items opened "
+              f"(net, while the worker runs)", flush=True)
+        waited, _ = wait_idle(api, args.idle_timeout, args.settle)
+        before, pending = pending, pending_count(api)
+        ratio = max(0.5, (pending - before) / max(1, result["statements"]))
+        result.update(wait_idle_seconds=round(waited, 1), pending_after=pending, pending_per_statement=round(ratio, 3))
+        rounds.append(result)
+        print(f"  pending review items now: {pending:,} ({ratio:.2f} per generated statement, the worker's "
+              "extraction included)", flush=True)
+        if pending >= args.items:
+            break
+    slug = rounds[0]["slug"]
+    report["generation"] = {"rounds": rounds, "seconds": round(time.monotonic() - started, 1),
+                            "statements": generated}
+    s = _get(api, "/api/v1/candidates/stats").json()
+    report["data"] = {"pending": pending, "pending_by_kind": s["by_kind"],
+                      "interactions": sum(r["interactions"] for r in rounds)}
+    print(f"measuring against {pending:,} pending items {s['by_kind']} (workspace {slug!r})", flush=True)
+
+    items = pending_items(api)
+    report["data"]["pending_listed"] = len(items)
+    browser = login(mnemo.url, username, password, f"/w/{slug}/review/")
+    base = f"/w/{slug}/review/"
+    report["status_before"] = status(api)
+    n, w = args.requests, args.warmup
+    print(f"queue page, sequential, {w} warm-up + {n} requests each (ms):", flush=True)
+    pages = {}
+    pages["first page"] = measure(browser, "first page", [base] * n, [base] * w)
+    pages["page 2"] = measure(browser, "page 2", [base + "?page=2"] * n, [base + "?page=2"] * w)
+    pages["kind=memory"] = measure(browser, "?kind=memory", [base + "?kind=memory"] * n, [base + "?kind=memory"] * w)
+    pages["first page (htmx partial)"] = measure(browser, "first page, htmx partial", [base] * n, [base] * w,
+                                                 headers={"HX-Request": "true"})
+    memories = [i["id"] for i in items if i["kind"] == "memory"]
+    rng = random.Random(args.seed)
+    picked = rng.sample(memories, min(len(memories), args.fragments + w))
+    fragment_ids, fragment_warm = picked[w:] or picked, picked[:w]
+    fragment_paths = [f"{base}{fragment_ids[i % len(fragment_ids)]}/similar/" for i in range(args.fragments)]
+    pages["similar fragment"] = measure(browser, f"similar fragment ({len(set(fragment_ids))} items)", fragment_paths,
+                                        [f"{base}{i}/similar/" for i in fragment_warm],
+                                        headers={"HX-Request": "true"})
+    report["pages"] = pages
+    report["status_after_pages"] = status(api)
+
+    # bulk: the oldest pending items (never on the queue's first page), distinct across batches
+    oldest = items[::-1]
+    need = args.bulk * args.batches
+    if len(oldest) < need:
+        print(f"WARNING: only {len(oldest)} pending items for {args.batches} × {args.bulk}", flush=True)
+    batches = [[i["id"] for i in oldest[b * args.bulk:(b + 1) * args.bulk]] for b in range(args.batches)]
+    batches = [b for b in batches if b]
+    print(f"bulk approve, POST /api/v1/candidates/promote, {len(batches)} batches of {args.bulk} (s):", flush=True)
+    report["bulk"] = bulk_approve(api, batches, {i["id"]: i["kind"] for i in items})
+    after = pending_count(api)
+    report["data"]["pending_after_bulk"] = after
+    report["status_after"] = status(api)
+    print(f"  pending after the bulk approvals: {after:,} (before {pending:,}, approved "
+          f"{sum(r['decided'] for r in report['bulk']):,})", flush=True)
+
+
+def print_report(report: dict) -> None:
+    a = report["args"]
+    print("\n" + "=" * 78)
+    print(f"Mnemo review queue benchmark · {report['date']} · {report['machine']}")
+    d, g = report["data"], report["generation"]
+    print(f"data: {d['pending']:,} pending review items {d['pending_by_kind']} from {d['interactions']:,} "
+          f"interactions (asked --items {a['items']:,}); generation + background processing {g['seconds']:.0f} s "
+          f"in {len(g['rounds'])} round(s)")
+    print(f"cold start to healthy {report['seconds_to_healthy']:.1f} s; status before measuring: "
+          f"idle={report['status_before']['idle']}, after the pages: idle={report['status_after_pages']['idle']}")
+    print(f"\nqueue page, ms ({a['requests']} sequential requests per row after {a['warmup']} warm-up; "
+          f"server = Server-Timing app;dur, client = around the call)")
+    print(f"  {'':28}{'server p50':>11}{'p95':>8}{'p99':>8}{'max':>8}   {'client p50':>11}{'p95':>8}{'p99':>8}"
+          f"{'KB':>7}")
+    for label, row in report["pages"].items():
+        s, c = row["server_ms"], row["client_ms"]
+        verdict = ("meets" if s["p95"] <= TARGET_PAGE_P95_MS else "MISSES") + f" p95 ≤ {TARGET_PAGE_P95_MS}" \
+            if label != "similar fragment" else ""
+        print(f"  {label:28}{s['p50']:>11}{s['p95']:>8}{s['p99']:>8}{s['max']:>8}   {c['p50']:>11}{c['p95']:>8}"
+              f"{c['p99']:>8}{row['kb']:>7}   {verdict}")
+    print(f"\nbulk approve, POST /api/v1/candidates/promote (target ≤ {TARGET_BULK_S:.0f} s)")
+    for row in report["bulk"]:
+        worst = max(row["wall_s"], row["server_s"] or 0)
+        verdict = "meets" if worst <= TARGET_BULK_S and row["ok"] else "MISSES"
+        print(f"  batch {row['batch']}: {row['ids']} ids  wall {row['wall_s']:.2f} s  server {row['server_s']} s  "
+              f"decided {row['decided']}, skipped {row['skipped']}  {'ok' if row['ok'] else 'FAILED'}  {verdict}")
+    print(f"pending after the bulk approvals: {d['pending_after_bulk']:,}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--items", type=int, default=10_000, help="pending review items to measure against")
+    parser.add_argument("--bulk", type=int, default=500, help="ids per bulk approve (the API allows 1000)")
+    parser.add_argument("--batches", type=int, default=3, help="bulk approve calls, each on distinct items")
+    parser.add_argument("--requests", type=int, default=100, help="measured requests per queue page variant")
+    parser.add_argument("--fragments", type=int, default=50, help="measured similar-fragment requests (distinct items)")
+    parser.add_argument("--warmup", type=int, default=5, help="warm-up requests per row")
+    parser.add_argument("--idle-timeout", type=float, default=1200, help="seconds to wait for the worker")
+    parser.add_argument("--settle", type=float, default=75,
+                        help="seconds /status must stay idle before measuring (the conversation sweep runs every 60 s)")
+    parser.add_argument("--max-rounds", type=int, default=3, help="generation rounds to reach --items")
+    parser.add_argument("--keep", action="store_true", help="keep the instance running at the end until Ctrl-C "
+                        "(prints its URL, key, var dir and the reviewer's login) to look around")
+    parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--json", help="write every number to this file")
+    args = parser.parse_args()
+    if args.bulk > 1000:
+        parser.error("--bulk: the API takes at most 1000 ids")
+
+    from bench.harness import launched, machine
+
+    report: dict = {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "machine": machine(),
+                    "args": vars(args)}
+    started = time.monotonic()
+    print(f"machine: {report['machine']}", flush=True)
+    print("starting a throw-away Mnemo with the real launcher …", flush=True)
+    with launched(timeout=300) as mnemo:
+        report["seconds_to_healthy"] = round(mnemo.seconds_to_healthy, 1)
+        try:
+            run(args, mnemo, report)
+        except BaseException:
+            print("the launched Mnemo's last log lines:\n" + "".join(mnemo.log[-30:]), flush=True)
+            raise
+        if args.keep:
+            print_report(report)
+            print(f"\n--keep: Mnemo stays up at {mnemo.url} (API key {mnemo.key}, MNEMO_VAR_DIR={mnemo.var_dir}; "
+                  f"log in as {report['login']['username']} / {report['login']['password']}); Ctrl-C or SIGTERM "
+                  "stops it", flush=True)
+            try:
+                while True:
+                    time.sleep(3600)
+            except (KeyboardInterrupt, SystemExit):
+                pass
+    report["total_seconds"] = round(time.monotonic() - started, 1)
+    print_report(report)
+    print(f"whole run {report['total_seconds']:.0f} s")
+    report.pop("login", None)
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=2, default=str))
+        print(f"written to {args.json}")
+
+
+if __name__ == "__main__":
+    main()
