@@ -229,23 +229,32 @@ def _pending_suggestions(workspace_id: int | None) -> list[tuple[int, list]]:
     return _grouped(rows.order_by("id"), lambda s: s.workspace_id)
 
 
+def _alive(model):
+    def alive(ids: list[int]) -> set[int]:
+        return set(model.objects.filter(pk__in=ids).values_list("pk", flat=True))
+
+    return alive
+
+
 def register() -> None:
     register_kind(Kind(
         name="entity", label="Entity", load=_entity, describe=_describe_entity, approve=_approve_entity,
         reject=_reject_entity, edit_fields={"name": "The entity's name", "description": "What it is"},
         merge=_merge_entity, similar=_similar_entities, pending=_pending_entities, decide_many=_decide_entities,
+        alive=_alive(Entity),
     ))
     register_kind(Kind(
         name="relationship", label="Relationship", load=_relationship, describe=_describe_relationship,
         approve=_approve_relationship, reject=_reject_relationship, pending=_pending_relationships,
+        alive=_alive(Relationship),
     ))
     register_kind(Kind(
         name="profile_value", label="Profile value", load=_profile_value, describe=_describe_profile_value,
         approve=_approve_profile_value, reject=_reject_profile_value, edit_fields={"value": "The value"},
-        pending=_pending_profile_values,
+        pending=_pending_profile_values, alive=_alive(ProfileValue),
     ))
     register_kind(Kind(
         name="identity_link", label="Identity link", load=_suggestion, describe=_describe_suggestion,
         approve=_accept_suggestion, reject=_reject_suggestion, pending=_pending_suggestions,
-        approve_label="Link them", reject_label="Different people",
+        approve_label="Link them", reject_label="Different people", alive=_alive(LinkSuggestion),
     ))

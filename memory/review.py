@@ -206,25 +206,34 @@ def _pending_flagged(workspace_id: int | None) -> list[tuple[int, list]]:
     return list(grouped.items())
 
 
+def _alive(model):
+    def alive(ids: list[int]) -> set[int]:
+        return set(model.objects.filter(pk__in=ids).values_list("pk", flat=True))
+
+    return alive
+
+
 def register() -> None:
     memory_fields = {"text": "The memory's text", "type": "Its type"}
     register_kind(Kind(
         name="memory", label="Memory", load=_candidate, describe=_describe, approve=_approve, reject=_reject,
         edit_fields=memory_fields, merge=_merge, similar=_similar, auto_verbs=("memory.auto_approve",),
-        pending=_pending(False), decide_many=_decide_many,
+        pending=_pending(False), decide_many=_decide_many, alive=_alive(Memory),
     ))
     register_kind(Kind(
         name="conflict", label="Contradiction", load=_candidate, describe=_describe, approve=_approve, reject=_reject,
         edit_fields={"text": "The new memory's text"}, both=_keep_both, similar=_similar, details=_conflict_details,
         approve_label="New supersedes old", reject_label="Keep the old one", pending=_pending(True),
+        alive=_alive(Memory),
     ))
     register_kind(Kind(
         name="graduation", label="Graduation", load=_graduation, describe=_describe_graduation,
         approve=_approve_graduation, reject=_reject_graduation,
         edit_fields={"name": "The entity's name", "kind": "The entity's kind"}, pending=_pending_graduations,
-        approve_label="Graduate",
+        approve_label="Graduate", alive=_alive(Graduation),
     ))
     register_kind(Kind(
         name="low_effectiveness", label="Failing procedure", load=_flagged, describe=_describe_flagged,
         approve=_retire, reject=_keep, pending=_pending_flagged, approve_label="Retire", reject_label="Keep it",
+        alive=_alive(Procedure),
     ))

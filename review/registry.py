@@ -63,6 +63,9 @@ class Kind:
     # Set-based bulk decisions: (workspace, target ids, actor, approve, note) -> {decided id:
     # result}. Targets it leaves out go through approve/reject one by one.
     decide_many: Callable[[Any, list[int], Actor, bool, str], dict[int, dict]] | None = None
+    # target ids -> those that still exist (an erasure removes the items of the others, whose
+    # copied text may quote the erased person).
+    alive: Callable[[list[int]], set[int]] | None = None
     # target -> everything a side-by-side view needs (conflicts: both versions, evidence).
     details: Callable[[Any], dict] | None = None
 

@@ -331,3 +331,37 @@ def review_or(*, workspace_id: int, kinds: tuple[str, ...], target_id: int, acto
         if item is not None:
             return item, None
     return None, fallback()
+
+
+# --- merges and erasure (registered with the entities app) -----------------------------------
+
+def review_items_move(source, target) -> list[int]:
+    """A merge: items about the source are about the target now (a split moves them back)."""
+    ids = list(ReviewItem.objects.filter(entity=source).values_list("pk", flat=True))
+    ReviewItem.objects.filter(pk__in=ids).update(entity=target)
+    return ids
+
+
+def review_items_restore(ids: list[int], source) -> None:
+    ReviewItem.objects.filter(pk__in=ids).update(entity=source)
+
+
+def review_items_erase(entity, interaction_ids: list[int]) -> int:
+    """Items copy text from what they propose, so an erasure removes every item about the
+    person, quoting their messages, naming them in a proposal, or whose target the other
+    erasers removed (decided items included: the copy must go too)."""
+    from django.db.models import Q
+
+    from review.registry import kinds
+
+    rows = ReviewItem.objects.filter(workspace_id=entity.workspace_id)
+    doomed = set(rows.filter(Q(entity=entity) | Q(source_interaction_id__in=interaction_ids)
+                             | Q(proposal__object_id=entity.pk) | Q(proposal__from_entity_id=entity.pk))
+                 .values_list("pk", flat=True))
+    for kind in kinds().values():
+        if kind.alive is None:
+            continue
+        targets = dict(rows.filter(kind=kind.name).exclude(pk__in=doomed).values_list("pk", "target_id"))
+        alive = kind.alive(list(set(targets.values())))
+        doomed |= {pk for pk, target in targets.items() if target not in alive}
+    return ReviewItem.objects.filter(pk__in=doomed).delete()[1].get(ReviewItem._meta.label, 0)

@@ -299,3 +299,23 @@ def test_bulk_decisions_of_many_memories_are_set_based_and_still_audited(api, wo
     assert AuditEvent.objects.filter(verb="memory.approve", data__note="batch").count() == 5
     assert {r["rule"]: r["accepted"] for r in api.get("/candidates/stats").json()["rules"]} == {"claims.rule": 5}
     assert ReviewItem.objects.get(pk=items[1].pk).result == {"memory": memories[1].pk}
+
+
+def test_erasing_a_person_removes_every_item_that_copied_their_data(api, admin_api, targets):
+    ada = targets["memory"].subject_id
+    decided = factories.item_for("profile_value", targets["profile_value"])
+    api.post(f"/candidates/{decided.pk}/promote")
+    receipt = admin_api.post(f"/entities/{ada}/erase").json()
+    assert receipt["receipt"]["review_items"] == 5  # memory, conflict, entity, relationship, profile value
+    left = list(ReviewItem.objects.values_list("kind", "text"))
+    assert not [text for _, text in left if "Ada" in text or "Lisbon" in text or "Helix" in text], left
+    assert {kind for kind, _ in left} >= {"identity_link", "low_effectiveness", "graduation"}
+
+
+def test_a_merge_carries_the_items_about_the_person(api, targets, workspace):
+    ada = Entity.objects.get(pk=targets["memory"].subject_id)
+    other = Entity.objects.create(workspace=workspace, kind="person", name="Ada L.")
+    merge = api.post(f"/entities/{ada.pk}/merge", {"into": other.pk}).json()
+    assert api.get("/candidates", entity=other.pk).json()["count"] >= 4
+    api.post(f"/merges/{merge['id']}/split")
+    assert api.get("/candidates", entity=other.pk).json()["count"] == 0
