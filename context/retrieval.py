@@ -61,10 +61,10 @@ def _vector(vector) -> str:
     return "[" + ",".join(f"{x:.7f}" for x in vector) + "]"
 
 
-# A word whose posting list is longer than this (by the table's statistics) is too common to
-# find candidates with: ranking every row it matches is what made full text take ~500 ms at
-# 1 M interactions. Rarer query words find the candidates; the common ones still count in
-# their ranking. Small workspaces never reach the bound, so nothing changes for them.
+# How many rows (by the table's statistics) the words that find full-text candidates may
+# match together: ranking every row a common word matches is what made full text take
+# ~500 ms at 1 M interactions. Rarer query words find the candidates; the common ones still
+# count in their ranking. Tables smaller than the bound are searched with every word.
 MAX_POSTINGS = 5000
 STATS_SECONDS = 300
 
@@ -104,15 +104,26 @@ def _lexemes(cursor, query: str) -> list[str]:
 
 def text_queries(lexemes: list[str], stats: _TableStats) -> tuple[str, str]:
     """(what finds candidates, what ranks them) as to_tsquery('simple', …) texts. Any query
-    word may match and ts_rank_cd prefers rows covering more of them, closer together; words
-    too common to scan are left out of the finding (all of them must match when every word
-    is that common)."""
+    word may match and ts_rank_cd prefers rows covering more of them, closer together. In a
+    table larger than MAX_POSTINGS rows, the words that find candidates are the rarest ones
+    whose posting lists together stay within it (at least the rarest word; all words must
+    match when even that one is too common); every word still ranks."""
     quoted = {lexeme: "'" + lexeme.replace("'", "''") + "'" for lexeme in lexemes}
     rank = " | ".join(quoted.values())
-    rare = [lexeme for lexeme in lexemes if stats.freqs.get(lexeme, 0.0) * stats.rows <= MAX_POSTINGS]
-    if len(rare) == len(lexemes):
+    if stats.rows <= MAX_POSTINGS:
         return rank, rank
-    return (" | ".join(quoted[lexeme] for lexeme in rare) if rare else " & ".join(quoted.values())), rank
+    postings = {lexeme: stats.freqs.get(lexeme, 0.0) * stats.rows for lexeme in lexemes}
+    finding, total = [], 0.0
+    for lexeme in sorted(lexemes, key=lambda lex: (postings[lex], lex)):
+        if total + postings[lexeme] > MAX_POSTINGS:
+            break
+        finding.append(lexeme)
+        total += postings[lexeme]
+    if len(finding) == len(lexemes):
+        return rank, rank
+    if not finding:
+        return " & ".join(quoted.values()), rank
+    return " | ".join(quoted[lexeme] for lexeme in sorted(finding)), rank
 
 
 def _text_match(cursor, table: str, lexemes: list[str]) -> tuple[str, str]:

@@ -20,6 +20,13 @@ def test_common_words_rank_but_do_not_find():
     assert 0.002 * rows <= MAX_POSTINGS < 0.01 * rows
 
 
+def test_the_rarest_words_find_while_their_postings_fit_together():
+    rows = 100_000
+    match, _ = text_queries(["a", "b", "c", "d"], stats(rows, a=0.02, b=0.025, c=0.03, d=0.2))
+    # 2,000 + 2,500 fit in the bound; adding 3,000 would not.
+    assert match == "'a' | 'b'"
+
+
 def test_when_every_word_is_common_all_must_match():
     match, rank = text_queries(["go", "like"], stats(1_000_000, go=0.05, like=0.04))
     assert match == "'go' & 'like'" and rank == "'go' | 'like'"
