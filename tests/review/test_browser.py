@@ -189,6 +189,8 @@ def test_resolve_a_conflict_side_by_side(page, teammate, queue):
     conflict = page.locator("article.conflict").first
     expect(conflict.locator(".side-old")).to_contain_text("Ada lives in Porto.")
     expect(conflict.locator(".side-new")).to_contain_text("Ada lives in Lisbon.")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "conflict-inbox-before-the-decision.png"), full_page=True)
     conflict.locator("button.approve").click()
     eventually(lambda: Memory.objects.get(text="Ada lives in Porto.").status == "superseded")
     expect(page.locator("#review-count")).to_have_text("7")
