@@ -19,7 +19,7 @@ from entities.models import (
     RelationshipStatus,
     SuggestionStatus,
 )
-from review.registry import Description, Gone, Kind, register_kind
+from review.registry import Description, Kind, register_kind, waiting
 
 
 def _span(content: str, quote: str) -> tuple[int, int] | None:
@@ -39,14 +39,8 @@ def _grouped(rows, workspace_of) -> list[tuple[int, list]]:
 # --- entities ---------------------------------------------------------------------------------
 
 def _entity(workspace_id: int, target_id: int) -> Entity:
-    entity = Entity.objects.filter(workspace_id=workspace_id, pk=target_id).first()
-    if entity is None:
-        raise Gone("the entity no longer exists")
-    if entity.merged_into_id:
-        raise Gone(f"entity {entity.pk} was merged into entity {entity.merged_into_id}")
-    if entity.status != EntityStatus.CANDIDATE:
-        raise Gone(f"entity {entity.pk} is {entity.status} now")
-    return entity
+    return waiting(Entity.objects.filter(workspace_id=workspace_id), target_id, "entity",
+                   state=lambda e: f"merged into entity {e.merged_into_id}" if e.merged_into_id else e.status)
 
 
 def _describe_entity(entity: Entity) -> Description:
@@ -108,12 +102,8 @@ def _pending_entities(workspace_id: int | None) -> list[tuple[int, list]]:
 # --- relationships ------------------------------------------------------------------------------
 
 def _relationship(workspace_id: int, target_id: int) -> Relationship:
-    rel = Relationship.objects.select_related("subject", "object").filter(workspace_id=workspace_id, pk=target_id).first()
-    if rel is None:
-        raise Gone("the relationship no longer exists")
-    if rel.status != RelationshipStatus.CANDIDATE:
-        raise Gone(f"relationship {rel.pk} is {rel.status} now")
-    return rel
+    return waiting(Relationship.objects.select_related("subject", "object").filter(workspace_id=workspace_id),
+                   target_id, "relationship")
 
 
 def _describe_relationship(rel: Relationship) -> Description:
@@ -146,12 +136,8 @@ def _pending_relationships(workspace_id: int | None) -> list[tuple[int, list]]:
 # --- profile values --------------------------------------------------------------------------------
 
 def _profile_value(workspace_id: int, target_id: int) -> ProfileValue:
-    value = ProfileValue.objects.select_related("entity").filter(workspace_id=workspace_id, pk=target_id).first()
-    if value is None:
-        raise Gone("the profile value no longer exists")
-    if value.status != ProfileStatus.CANDIDATE:
-        raise Gone(f"the value is {value.status} now")
-    return value
+    return waiting(ProfileValue.objects.select_related("entity").filter(workspace_id=workspace_id), target_id,
+                   "profile value")
 
 
 def _describe_profile_value(value: ProfileValue) -> Description:
@@ -190,13 +176,8 @@ def _pending_profile_values(workspace_id: int | None) -> list[tuple[int, list]]:
 # --- identity links ---------------------------------------------------------------------------------
 
 def _suggestion(workspace_id: int, target_id: int) -> LinkSuggestion:
-    suggestion = (LinkSuggestion.objects.select_related("identity__entity", "entity")
-                  .filter(workspace_id=workspace_id, pk=target_id).first())
-    if suggestion is None:
-        raise Gone("the suggestion no longer exists")
-    if suggestion.status != SuggestionStatus.PENDING:
-        raise Gone(f"the suggestion is {suggestion.status} now")
-    return suggestion
+    return waiting(LinkSuggestion.objects.select_related("identity__entity", "entity").filter(workspace_id=workspace_id),
+                   target_id, "suggestion", pending=SuggestionStatus.PENDING)
 
 
 def _describe_suggestion(suggestion: LinkSuggestion) -> Description:

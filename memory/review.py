@@ -11,7 +11,7 @@ from pgvector.django import CosineDistance
 from core.services import Actor
 from memory import services
 from memory.models import OPEN_STATUSES, Graduation, GraduationStatus, Memory, MemoryStatus, Procedure
-from review.registry import Description, Gone, Kind, register_kind
+from review.registry import Description, Kind, register_kind, waiting
 
 SIMILAR_MAX_DISTANCE = 0.5
 
@@ -19,12 +19,7 @@ SIMILAR_MAX_DISTANCE = 0.5
 # --- candidate memories and contradictions ---------------------------------------------------
 
 def _candidate(workspace_id: int, target_id: int) -> Memory:
-    memory = Memory.objects.filter(workspace_id=workspace_id, pk=target_id).defer("embedding", "search").first()
-    if memory is None:
-        raise Gone("the memory no longer exists")
-    if memory.status != MemoryStatus.CANDIDATE:
-        raise Gone(f"memory {memory.pk} is {memory.status} now")
-    return memory
+    return waiting(Memory.objects.filter(workspace_id=workspace_id).defer("embedding", "search"), target_id, "memory")
 
 
 def _first_evidence(memory: Memory):
@@ -113,12 +108,8 @@ def _pending(kind_conflict: bool):
 # --- graduations ------------------------------------------------------------------------------
 
 def _graduation(workspace_id: int, target_id: int) -> Graduation:
-    graduation = Graduation.objects.select_related("memory").filter(workspace_id=workspace_id, pk=target_id).first()
-    if graduation is None:
-        raise Gone("the graduation proposal no longer exists")
-    if graduation.status != GraduationStatus.PENDING:
-        raise Gone(f"the proposal is {graduation.status} now")
-    return graduation
+    return waiting(Graduation.objects.select_related("memory").filter(workspace_id=workspace_id), target_id,
+                   "graduation proposal", pending=GraduationStatus.PENDING)
 
 
 def _describe_graduation(graduation: Graduation) -> Description:
@@ -161,12 +152,8 @@ def _pending_graduations(workspace_id: int | None) -> list[tuple[int, list]]:
 # --- procedures that stopped working ------------------------------------------------------------
 
 def _flagged(workspace_id: int, target_id: int) -> Procedure:
-    procedure = Procedure.objects.select_related("memory").filter(memory__workspace_id=workspace_id, pk=target_id).first()
-    if procedure is None:
-        raise Gone("the procedure no longer exists")
-    if procedure.memory.status != MemoryStatus.ACTIVE:
-        raise Gone(f"the procedure is {procedure.memory.status} now")
-    return procedure
+    return waiting(Procedure.objects.select_related("memory").filter(memory__workspace_id=workspace_id), target_id,
+                   "procedure", pending=MemoryStatus.ACTIVE, state=lambda p: p.memory.status)
 
 
 def _describe_flagged(procedure: Procedure) -> Description:

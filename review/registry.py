@@ -34,6 +34,16 @@ class Description:
     proposal: dict = field(default_factory=dict)
 
 
+def waiting(rows, target_id: int, label: str, *, pending: str = "candidate", state=lambda row: row.status):
+    """The row that still waits for a decision, for a kind's `load`; `Gone` otherwise."""
+    row = rows.filter(pk=target_id).first()
+    if row is None:
+        raise Gone(f"the {label} no longer exists")
+    if state(row) != pending:
+        raise Gone(f"the {label} is {state(row)} now")
+    return row
+
+
 # approve(target, actor, note, changes) -> result; changes is {} for a plain approval.
 Approve = Callable[[Any, Actor, str, dict], dict]
 Reject = Callable[[Any, Actor, str], dict]
