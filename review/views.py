@@ -132,10 +132,13 @@ def _item_or_404(request, item_id: int) -> ReviewItem:
 
 
 def _changes(request, item: ReviewItem) -> dict:
-    kind = kinds().get(item.kind)
-    fields = kind.edit_fields if kind else {}
-    return {name: request.POST[f"change-{name}"] for name in fields if request.POST.get(f"change-{name}") is not None
-            and request.POST.get(f"change-{name}") != ""} if request.POST.get("edit") else {}
+    """The edit form's fields that differ from what the item proposes (an emptied field is
+    a change too, refused by the queue with 422)."""
+    if not request.POST.get("edit"):
+        return {}
+    current = {field["name"]: field["value"] for field in _edit_values(item)}
+    return {name: request.POST[f"change-{name}"] for name in current
+            if f"change-{name}" in request.POST and request.POST[f"change-{name}"].strip() != current[name].strip()}
 
 
 def _answer(request, *, ok: bool, message: str, status: int = 200, back: str | None = None):
@@ -190,7 +193,7 @@ def decide_many(request):
                                              actor=Actor.for_user(request.user), action=action,
                                              note=request.POST.get("note", "")[:2000])
     except ApiError as exc:
-        return _answer(request, ok=False, message=exc.message, status=exc.status if exc.status != 404 else 404)
+        return _answer(request, ok=False, message=exc.message, status=exc.status)
     message = f"{'Approved' if action == 'approve' else 'Rejected'} {len(result.decided)}"
     if result.skipped:
         message += f"; {len(result.skipped)} skipped ({result.skipped[0]['message']})"

@@ -66,6 +66,12 @@ def test_edit_then_approve_and_merge_from_the_page(client, teammate, targets, wo
     secret = client.post(f"/w/acme/review/{bad.pk}/approve/", {"edit": "1", "change-value": "AKIAIOSFODNN7EXAMPLE"},
                          headers={"HX-Request": "true"})
     assert secret.status_code == 422 and ReviewItem.objects.get(pk=bad.pk).status == "pending"
+    emptied = client.post(f"/w/acme/review/{bad.pk}/approve/", {"edit": "1", "change-value": "  "},
+                          headers={"HX-Request": "true"})
+    assert emptied.status_code == 422 and ReviewItem.objects.get(pk=bad.pk).status == "pending"
+    unchanged = client.post(f"/w/acme/review/{bad.pk}/approve/", {"edit": "1", "change-value": "Helix"},
+                            headers={"HX-Request": "true"})
+    assert unchanged.status_code == 200 and ReviewItem.objects.get(pk=bad.pk).decision == "approve"
     entity = factories.item_for("entity", targets["entity"])
     from entities.models import Entity
 
