@@ -158,6 +158,7 @@ def graduation_decide(request, graduation_id: int, decision: str):
         review_or(workspace_id=graduation.workspace_id, kinds=("graduation",), target_id=graduation.pk, actor=actor,
                   action="approve" if decision == "accept" else "reject",
                   fallback=lambda: service(graduation=graduation, actor=actor))
+
     return _act(request, graduation.memory_id, action, success)
 
 

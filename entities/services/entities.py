@@ -92,20 +92,26 @@ def entity_propose(*, workspace_id: int, kind: str, name: str, evidence_ids=(), 
     return entity, created
 
 
-def _candidate_locked(entity: Entity) -> Entity:
+def _entity_decide(entity: Entity, *, actor: Actor, note: str, approve: bool) -> Entity:
     entity = Entity.objects.select_for_update().get(pk=entity.pk)
     if entity.status != EntityStatus.CANDIDATE or entity.merged_into_id:
         raise Conflict(f"Entity {entity.pk} is {entity.status}; only a candidate can be approved or rejected.")
+    entity.status = EntityStatus.ACTIVE if approve else EntityStatus.INVALID
+    entity.updated_at = timezone.now()
+    entity.save(update_fields=["status", "updated_at"])
+    audit_record(workspace=entity.workspace, actor=actor, verb="entity.approve" if approve else "entity.reject",
+                 target=entity, data={"note": note})
     return entity
 
 
 @transaction.atomic
 def entity_approve(*, entity: Entity, actor: Actor, note: str = "") -> Entity:
-    entity = _candidate_locked(entity)
-    entity.status, entity.updated_at = EntityStatus.ACTIVE, timezone.now()
-    entity.save(update_fields=["status", "updated_at"])
-    audit_record(workspace=entity.workspace, actor=actor, verb="entity.approve", target=entity, data={"note": note})
-    return entity
+    return _entity_decide(entity, actor=actor, note=note, approve=True)
+
+
+@transaction.atomic
+def entity_reject(*, entity: Entity, actor: Actor, note: str = "") -> Entity:
+    return _entity_decide(entity, actor=actor, note=note, approve=False)
 
 
 @transaction.atomic
@@ -123,12 +129,3 @@ def entities_decide(*, workspace: Workspace, entity_ids: list[int], actor: Actor
     audit_record_many(workspace=workspace, actor=actor, verb="entity.approve" if approve else "entity.reject",
                       rows=[(e, {"note": note}) for e in rows])
     return [e.pk for e in rows]
-
-
-@transaction.atomic
-def entity_reject(*, entity: Entity, actor: Actor, note: str = "") -> Entity:
-    entity = _candidate_locked(entity)
-    entity.status, entity.updated_at = EntityStatus.INVALID, timezone.now()
-    entity.save(update_fields=["status", "updated_at"])
-    audit_record(workspace=entity.workspace, actor=actor, verb="entity.reject", target=entity, data={"note": note})
-    return entity

@@ -1,6 +1,8 @@
 """Which query words find full-text candidates: words too common to scan (by the table's
 statistics) are left out of the finding but still rank; nothing changes for small tables."""
 
+import pytest
+
 from context.retrieval import MAX_POSTINGS, _TableStats, text_queries
 
 
@@ -35,3 +37,31 @@ def test_when_every_word_is_common_all_must_match():
 def test_words_unknown_to_the_statistics_count_as_rare_and_quotes_are_escaped():
     match, _ = text_queries(["o'neil", "go"], stats(1_000_000, go=0.05))
     assert match == "'o''neil'"
+
+
+@pytest.mark.django_db
+def test_the_search_uses_the_tables_own_statistics(workspace, monkeypatch):
+    from django.db import connection
+
+    from context import retrieval
+    from conversations import services as conversation_services
+    from conversations.services import InteractionItem
+
+    rare = {3, 17}
+    items = [InteractionItem(channel="slack", channel_id="U1", sender_name="Ada",
+                             content=f"The weekly standup note {n}" + (" mentions the kayak trip" if n in rare else ""))
+             for n in range(40)]
+    results = conversation_services.interactions_log(workspace=workspace, items=items)
+    kayak = {results[n].id for n in rare}
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE conversations_interaction")
+        retrieval._stats.clear()
+        lexemes = retrieval._lexemes(cursor, "standup kayak")
+        search = lambda: set(retrieval._lexical(cursor, "conversations_interaction", "i", "i.workspace_id = %s",  # noqa: E731
+                                                [workspace.pk], lexemes))
+        assert search() == {r.id for r in results}  # 40 rows: below the bound, every word finds
+        monkeypatch.setattr(retrieval, "MAX_POSTINGS", 10)
+        retrieval._stats.clear()
+        # "standup" is in every row by ANALYZE's count: only the rare word finds now.
+        assert search() == kayak
+    retrieval._stats.clear()

@@ -319,3 +319,13 @@ def test_a_merge_carries_the_items_about_the_person(api, targets, workspace):
     assert api.get("/candidates", entity=other.pk).json()["count"] >= 4
     api.post(f"/merges/{merge['id']}/split")
     assert api.get("/candidates", entity=other.pk).json()["count"] == 0
+
+
+def test_merging_or_graduating_outside_the_queue_withdraws_the_items(api, targets, workspace):
+    helix = Entity.objects.create(workspace=workspace, kind="tool", name="Helix editor")
+    api.post(f"/entities/{targets['entity'].pk}/merge", {"into": helix.pk})
+    item = ReviewItem.objects.get(kind="entity", target_id=targets["entity"].pk)
+    assert item.status == "withdrawn" and f"merged into entity {helix.pk}" in item.note
+    graduation = targets["graduation"]
+    assert api.post(f"/memories/{graduation.memory_id}/graduate").status_code == 201
+    assert ReviewItem.objects.get(kind="graduation", target_id=graduation.pk).status == "withdrawn"
