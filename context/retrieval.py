@@ -19,7 +19,7 @@ from django.db import connection
 # this is the depth at which a relevant item can still be rescued by other signals.
 DEPTH = 60
 EF_SEARCH = 120
-KINDS = ("interaction", "memory", "summary")
+KINDS = ("interaction", "memory", "summary", "entity", "relationship")
 MEMORY_TYPES = ("identity", "preference", "episodic", "fact", "procedure", "censor")
 
 
@@ -187,11 +187,7 @@ def _interactions(cursor, f: Filters, lexemes: list[str], vector: str) -> dict[i
         hits[pk] = Hit(kind="interaction", id=pk, text=content, occurred_at=occurred_at, learned_at=created_at,
                        certainty="verbatim", speaker=speaker, entity_ids=frozenset({entity_id}),
                        sources=[(pk, external_id)])
-    for rank, (pk, distance) in enumerate(dense, 1):
-        hits[pk].similarity, hits[pk].dense_rank = 1 - distance, rank
-    for rank, pk in enumerate(lexical, 1):
-        hits[pk].lexical_rank = rank
-    return hits
+    return _ranked(hits, dense, lexical)
 
 
 def _memory_filters(f: Filters) -> tuple[str, list]:
@@ -224,13 +220,26 @@ def _memory_filters(f: Filters) -> tuple[str, list]:
     return " AND ".join(where), params
 
 
+def _dense(cursor, table: str, alias: str, where: str, params: list, vector: str) -> list[tuple[int, float]]:
+    """(id, cosine distance) of the table's nearest rows by `embedding`, nearest first."""
+    cursor.execute(f"""
+        SELECT {alias}.id, {alias}.embedding <=> %s::vector AS distance FROM {table} {alias}
+        WHERE {where} AND {alias}.embedding IS NOT NULL
+        ORDER BY {alias}.embedding <=> %s::vector LIMIT {DEPTH}""", [vector, *params, vector])
+    return cursor.fetchall()
+
+
+def _ranked(hits: dict[int, Hit], dense: list[tuple[int, float]], lexical: list[int]) -> dict[int, Hit]:
+    for rank, (pk, distance) in enumerate(dense, 1):
+        hits[pk].similarity, hits[pk].dense_rank = 1 - distance, rank
+    for rank, pk in enumerate(lexical, 1):
+        hits[pk].lexical_rank = rank
+    return hits
+
+
 def _memories(cursor, f: Filters, lexemes: list[str], vector: str) -> dict[int, Hit]:
     where, params = _memory_filters(f)
-    cursor.execute(f"""
-        SELECT m.id, m.embedding <=> %s::vector AS distance FROM memory_memory m
-        WHERE {where} AND m.embedding IS NOT NULL
-        ORDER BY m.embedding <=> %s::vector LIMIT {DEPTH}""", [vector, *params, vector])
-    dense = cursor.fetchall()
+    dense = _dense(cursor, "memory_memory", "m", where, params, vector)
     return _memory_hits(cursor, dense, _lexical(cursor, "memory_memory", "m", where, params, lexemes))
 
 
@@ -260,11 +269,7 @@ def _memory_hits(cursor, dense, lexical) -> dict[int, Hit]:
         hit = hits[memory_id]
         hit.sources.append((interaction_id, external_id))
         hit.entity_ids = hit.entity_ids | {entity_id}
-    for rank, (pk, distance) in enumerate(dense, 1):
-        hits[pk].similarity, hits[pk].dense_rank = 1 - distance, rank
-    for rank, pk in enumerate(lexical, 1):
-        hits[pk].lexical_rank = rank
-    return hits
+    return _ranked(hits, dense, lexical)
 
 
 def _summaries(cursor, f: Filters, lexemes: list[str]) -> dict[int, Hit]:
@@ -315,8 +320,120 @@ def _summaries(cursor, f: Filters, lexemes: list[str]) -> dict[int, Hit]:
     return hits
 
 
-def search(filters: Filters, query: str, vector, *, kinds: tuple[str, ...] = KINDS) -> list[Hit]:
-    """Every kind's dense and lexical neighbours of the query, as hits with their ranks."""
+# Entity cards and relationships cite the messages that support them: the most recent few
+# (an entity may be mentioned thousands of times).
+ENTITY_SOURCES = 5
+
+
+def _decided_filters(f: Filters, alias: str) -> tuple[list[str], list]:
+    """Status and learned time of entities and relationships, as _memory_filters does it."""
+    statuses = ["active", "candidate"] if f.include_candidates else ["active"]
+    if f.as_of:
+        return ([f"{alias}.created_at <= %s AND ({alias}.status = ANY(%s) OR {alias}.updated_at > %s)"],
+                [f.as_of, statuses, f.as_of])
+    return [f"{alias}.status = ANY(%s)"], [statuses]
+
+
+def _entity_filters(f: Filters) -> tuple[str, list]:
+    where, params = _decided_filters(f, "e")
+    where = ["e.workspace_id = %s", "e.merged_into_id IS NULL", *where]
+    params = [f.workspace_id, *params]
+    if f.entity_id:
+        where.append("e.id = %s")
+        params.append(f.entity_id)
+    # In a conversation or channel: the entity spoke there or a message there supports it.
+    for column, value in (("conversation_id", f.conversation_id), ("channel", f.channel)):
+        if value:
+            where.append(f"""EXISTS (SELECT 1 FROM conversations_interaction ci WHERE ci.{column} = %s
+                AND (ci.entity_id = e.id OR ci.id IN (SELECT ev.interaction_id FROM entities_entityevidence ev
+                                                      WHERE ev.entity_id = e.id)))""")
+            params.append(value)
+    if f.min_confidence is not None:
+        where.append("e.confidence >= %s")
+        params.append(f.min_confidence)
+    return " AND ".join(where), params
+
+
+def _entities(cursor, f: Filters, lexemes: list[str], vector: str) -> dict[int, Hit]:
+    from entities.models import Entity
+    from entities.services.embedding import entity_card
+
+    where, params = _entity_filters(f)
+    dense = _dense(cursor, "entities_entity", "e", where, params, vector)
+    lexical = _lexical(cursor, "entities_entity", "e", where, params, lexemes)
+    ids = {row[0] for row in dense} | set(lexical)
+    if not ids:
+        return {}
+    hits = {e.pk: Hit(kind="entity", id=e.pk, text=entity_card(e), type=e.kind, learned_at=e.created_at,
+                      confidence=e.confidence, status=e.status, entity_ids=frozenset({e.pk}))
+            for e in Entity.objects.filter(pk__in=ids).only("name", "kind", "aliases", "description", "created_at",
+                                                            "confidence", "status")}
+    cursor.execute(f"""
+        SELECT r.entity_id, r.interaction_id, r.external_id, r.occurred_at FROM (
+            SELECT ev.entity_id, i.id AS interaction_id, i.external_id, i.occurred_at,
+                   row_number() OVER (PARTITION BY ev.entity_id ORDER BY i.occurred_at DESC, i.id DESC) AS n
+            FROM entities_entityevidence ev JOIN conversations_interaction i ON i.id = ev.interaction_id
+            WHERE ev.entity_id = ANY(%s)) r
+        WHERE r.n <= {ENTITY_SOURCES} ORDER BY r.entity_id, r.occurred_at, r.interaction_id""", [list(ids)])
+    for entity_id, interaction_id, external_id, occurred_at in cursor.fetchall():
+        hits[entity_id].sources.append((interaction_id, external_id))
+        hits[entity_id].occurred_at = occurred_at  # the latest supporting message
+    return _ranked(hits, dense, lexical)
+
+
+def _relationship_filters(f: Filters) -> tuple[str, list]:
+    where, params = _decided_filters(f, "r")
+    where = ["r.workspace_id = %s", *where]
+    params = [f.workspace_id, *params]
+    if f.as_of:
+        # True at that time (valid time), as well as known by then.
+        where.append("(r.valid_from IS NULL OR r.valid_from <= %s) AND (r.valid_to IS NULL OR r.valid_to > %s)")
+        params += [f.as_of, f.as_of]
+    if f.entity_id:
+        where.append("(r.subject_id = %s OR r.object_id = %s)")
+        params += [f.entity_id, f.entity_id]
+    for column, value in (("conversation_id", f.conversation_id), ("channel", f.channel)):
+        if value:
+            where.append(f"EXISTS (SELECT 1 FROM conversations_interaction ci WHERE ci.id = r.evidence_id "
+                         f"AND ci.{column} = %s)")
+            params.append(value)
+    if f.min_confidence is not None:
+        where.append("r.confidence >= %s")
+        params.append(f.min_confidence)
+    return " AND ".join(where), params
+
+
+def _relationships(cursor, f: Filters, lexemes: list[str], vector: str, named: list[int]) -> dict[int, Hit]:
+    """Relationships near the query by meaning or words, and those of the entities it names
+    (the ends' names are not in a relationship's own text)."""
+    from entities.models import Relationship
+    from entities.services.embedding import relationship_text
+
+    where, params = _relationship_filters(f)
+    dense = _dense(cursor, "entities_relationship", "r", where, params, vector)
+    lexical = _lexical(cursor, "entities_relationship", "r", where, params, lexemes)
+    ids = {row[0] for row in dense} | set(lexical)
+    if named:
+        cursor.execute(f"""
+            SELECT r.id FROM entities_relationship r WHERE {where} AND (r.subject_id = ANY(%s) OR r.object_id = ANY(%s))
+            ORDER BY r.confidence DESC, r.id DESC LIMIT {DEPTH}""", [*params, named, named])
+        ids |= {row[0] for row in cursor.fetchall()}
+    if not ids:
+        return {}
+    hits = {}
+    for rel in Relationship.objects.filter(pk__in=ids).select_related("subject", "object", "evidence"):
+        hits[rel.pk] = Hit(
+            kind="relationship", id=rel.pk, text=relationship_text(rel), type=rel.predicate,
+            occurred_at=rel.valid_from, learned_at=rel.created_at, confidence=rel.confidence, certainty="extracted",
+            status=rel.status, entity_ids=frozenset({rel.subject_id, rel.object_id}),
+            sources=[(rel.evidence_id, rel.evidence.external_id)] if rel.evidence_id else [])
+    return _ranked(hits, dense, lexical)
+
+
+def search(filters: Filters, query: str, vector, *, kinds: tuple[str, ...] = KINDS,
+           named: list[int] = ()) -> list[Hit]:
+    """Every kind's dense and lexical neighbours of the query, as hits with their ranks.
+    `named`: the ids of the entities the query names (their relationships are candidates)."""
     literal = _vector(vector)
     hits: list[Hit] = []
     with connection.cursor() as cursor:
@@ -328,6 +445,10 @@ def search(filters: Filters, query: str, vector, *, kinds: tuple[str, ...] = KIN
             hits += _memories(cursor, filters, lexemes, literal).values()
         if "summary" in kinds:
             hits += _summaries(cursor, filters, lexemes).values()
+        if "entity" in kinds:
+            hits += _entities(cursor, filters, lexemes, literal).values()
+        if "relationship" in kinds:
+            hits += _relationships(cursor, filters, lexemes, literal, list(named)).values()
     return hits
 
 

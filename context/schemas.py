@@ -9,7 +9,7 @@ class RecallIn(Schema):
     model_config = ConfigDict(extra="forbid")
     query: str = Field(min_length=1, max_length=2000)
     types: list[str] | None = Field(None, max_length=10,
-                                    description="memory types and/or interaction, summary; all when omitted")
+                                    description="memory types and/or interaction, summary, entity, relationship; all when omitted")
     entity: int | None = None
     conversation: int | None = None
     channel: str | None = Field(None, max_length=40)

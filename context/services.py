@@ -74,7 +74,7 @@ class Item:
 
 
 # Kinds a caller may ask for: the memory types, and the other searchable kinds.
-RECALL_TYPES = (*retrieval.MEMORY_TYPES, "interaction", "summary")
+RECALL_TYPES = (*retrieval.MEMORY_TYPES, "interaction", "summary", "entity", "relationship")
 
 
 def _kinds(types: tuple[str, ...] | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -145,8 +145,8 @@ def ranked(request: RecallRequest) -> Ranking:
         channel=request.channel, min_confidence=request.min_confidence,
         include_candidates=request.include_candidates, as_of=request.as_of, memory_types=memory_types)
     with transaction.atomic():
-        hits = retrieval.search(filters, request.query, vector, kinds=kinds)
         named = retrieval.entities_named(request.workspace_id, request.query)
+        hits = retrieval.search(filters, request.query, vector, kinds=kinds, named=[pk for pk, _ in named])
     query_concepts = concept_rules.concepts(request.query)
     time_range = _time_range(request.query, now)
     entity_ids = sorted({pk for pk, _ in named} | ({request.entity_id} if request.entity_id else set()))
@@ -169,15 +169,31 @@ def _time_range(query: str, now: datetime):
     return (found.first, found.last) if found else None
 
 
+# Items that say what their sources say (in their own words or quoted). An entity card or
+# a relationship only points at the messages that support it: it neither covers them nor
+# is covered by them.
+COVERING_KINDS = ("interaction", "memory", "summary")
+
+
+def _covered(item: Item, cited: set[int]) -> bool:
+    """True when a better item already cites every source of this one (then it adds no
+    new evidence); otherwise its sources count as cited from now on."""
+    if item.kind not in COVERING_KINDS:
+        return False
+    ids = {s["interaction_id"] for s in item.sources}
+    if ids and ids <= cited:
+        return True
+    cited |= ids
+    return False
+
+
 def _diverse(items: list[Item], limit: int) -> list[Item]:
     """The best items, skipping one whose every source a better item already cites."""
     chosen, cited = [], set()
     for item in items:
-        ids = {s["interaction_id"] for s in item.sources}
-        if ids and ids <= cited:
+        if _covered(item, cited):
             continue
         chosen.append(item)
-        cited |= ids
         if len(chosen) == limit:
             break
     return chosen
@@ -220,6 +236,8 @@ class PackRequest(RecallRequest):
 def _section_for(item: Item) -> str:
     if item.kind == "memory":
         return SECTION_OF_TYPE.get(item.type, "retrieval")
+    if item.kind in ("entity", "relationship"):
+        return "entities"
     return "retrieval"
 
 
@@ -305,10 +323,8 @@ def context_pack(request: PackRequest, *, actor: Actor) -> PackLog:
     for item in all_ranked:
         if item.kind == "memory" and item.type == "censor":
             continue  # censors come as warnings
-        ids = {s["interaction_id"] for s in item.sources}
-        if ids and ids <= cited:
+        if _covered(item, cited):
             continue
-        cited |= ids
         sections[_section_for(item)].append(packing.PackItem(key=(item.kind, item.id), section=_section_for(item),
                                                              text=render(item), score=item.score,
                                                              payload={"item": item}))

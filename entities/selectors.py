@@ -123,3 +123,9 @@ def merge_get(*, workspace: Workspace, merge_id: int) -> EntityMerge:
 
 def merges_of(*, entity: Entity) -> list[EntityMerge]:
     return list(EntityMerge.objects.filter(Q(source=entity) | Q(target=entity)).order_by("-merged_at"))
+
+
+def embedding_pending_count(workspace: Workspace) -> int:
+    """For /api/v1/status: entity cards and relationships still waiting for an embedding."""
+    return (Entity.objects.filter(workspace=workspace, embedding__isnull=True).count()
+            + Relationship.objects.filter(workspace=workspace, embedding__isnull=True).count())

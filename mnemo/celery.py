@@ -40,6 +40,9 @@ app.conf.beat_schedule = {
     "entities-suggest-links": {"task": "entities.suggest_links", "schedule": 15 * 60.0},
     # Each new memory has an embedding task; this catches lost ones, like the drain above.
     "memory-embed-pending": {"task": "memory.embed_pending", "schedule": 60.0},
+    # Entities and relationships made or renamed outside the worker's processing (API,
+    # dashboard, merges): searchable by meaning within about a minute.
+    "entities-embed-pending": {"task": "entities.embed_pending", "schedule": 60.0},
     # Episode tails wait until a conversation has been quiet for minutes (settings), so
     # looking every two minutes writes them soon after without polling for nothing.
     "memory-flush-episodes": {"task": "memory.flush_episodes", "schedule": 120.0},

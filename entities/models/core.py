@@ -1,10 +1,14 @@
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from django.utils import timezone
+from pgvector.django import HnswIndex, VectorField
 
 from core.models import Workspace
+
+EMBEDDING_DIMENSIONS = 384
 
 
 class EntityStatus(models.TextChoices):
@@ -30,12 +34,24 @@ class Entity(models.Model):
                                     help_text="Set while this entity is merged into another (undone by a split).")
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
+    # For recall: the card (entities.services.embedding.entity_card) embedded by the worker;
+    # a trigger clears it when the name, kind, aliases or description change.
+    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
+    search = models.GeneratedField(
+        expression=SearchVector("name", "description", config="english"),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
 
     class Meta:
         verbose_name_plural = "entities"
         indexes = [
             models.Index(fields=["workspace", "kind", "name"], name="entity_ws_kind_name"),
             GinIndex(fields=["name"], name="entity_name_trgm", opclasses=["gin_trgm_ops"]),
+            GinIndex(fields=["search"], name="entity_search_gin"),
+            models.Index(fields=["workspace"], condition=models.Q(embedding__isnull=True), name="entity_to_embed"),
+            HnswIndex(name="entity_embedding_hnsw", fields=["embedding"], m=16, ef_construction=64,
+                      opclasses=["vector_cosine_ops"]),
         ]
         constraints = [
             models.CheckConstraint(condition=models.Q(confidence__gte=0, confidence__lte=1), name="entity_confidence_0_1"),

@@ -1,8 +1,13 @@
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
+from django.db.models import Value
+from django.db.models.functions import Replace
 from django.utils import timezone
+from pgvector.django import HnswIndex, VectorField
 
 from core.models import Workspace
-from entities.models.core import Entity
+from entities.models.core import EMBEDDING_DIMENSIONS, Entity
 
 
 class RelationshipStatus(models.TextChoices):
@@ -32,11 +37,25 @@ class Relationship(models.Model):
     source = models.CharField(max_length=120)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
+    # For recall: "subject predicate object" embedded by the worker; a trigger clears it when
+    # either end or the predicate changes (a merge moves an end), or an end is renamed.
+    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
+    # The ends' names live on the entities: the words here are the predicate's and the quote's.
+    search = models.GeneratedField(
+        expression=SearchVector(Replace("predicate", Value("_"), Value(" ")), "quote", config="english"),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
 
     class Meta:
         indexes = [
             models.Index(fields=["workspace", "subject", "predicate"], name="rel_ws_subject_pred"),
             models.Index(fields=["workspace", "object"], name="rel_ws_object"),
+            GinIndex(fields=["search"], name="relationship_search_gin"),
+            models.Index(fields=["workspace"], condition=models.Q(embedding__isnull=True),
+                         name="relationship_to_embed"),
+            HnswIndex(name="relationship_embedding_hnsw", fields=["embedding"], m=16, ef_construction=64,
+                      opclasses=["vector_cosine_ops"]),
         ]
         constraints = [
             models.CheckConstraint(condition=~models.Q(subject=models.F("object")), name="relationship_not_self"),

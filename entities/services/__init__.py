@@ -1,6 +1,7 @@
 """Writes for entities: each use case is atomic and audited (HOUSE_STYLE.md). Split by
 topic; import from here."""
 
+from entities.services.embedding import entities_embed, entities_embed_all, entity_card, relationship_text
 from entities.services.entities import entities_decide, entity_approve, entity_create, entity_propose, entity_reject, entity_update
 from entities.services.erasure import entity_erase, register_eraser
 from entities.services.identities import (
@@ -22,6 +23,9 @@ from entities.services.profiles import (
 from entities.services.relationships import relationship_add, relationship_set_status
 
 __all__ = [
+    "entities_embed",
+    "entities_embed_all",
+    "entity_card",
     "entity_create",
     "entity_erase",
     "entity_merge",
@@ -46,4 +50,5 @@ __all__ = [
     "register_merge_mover",
     "relationship_add",
     "relationship_set_status",
+    "relationship_text",
 ]
