@@ -17,7 +17,7 @@ import itertools
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 # Function words, pronouns, auxiliaries, light verbs and chat fillers: frequent in every
 # text, so they say nothing about what a text is about. Time words go too: time cues are
@@ -55,8 +55,7 @@ _OPENERS = " \t\"'“‘([*-•>"
 _NAME, _WORD_KIND, _PHRASE = 0, 1, 2
 
 
-@dataclass(frozen=True)
-class _Token:
+class _Token(NamedTuple):  # a tuple: built for every word of every recalled text
     text: str  # as written, apostrophe suffix removed
     start: int
     end: int
@@ -175,9 +174,13 @@ def _tokens(text: str) -> list[_Token]:
             if suffix.lower() == "t":  # negations: "don't", "can't" are function words
                 continue
             word = base  # "Caroline's" -> "Caroline", "we've" -> "we"
-        before = text[:match.start()].rstrip(_OPENERS)
+        # What precedes the word, openers skipped, tells a sentence start (scanned back
+        # from the word: slicing the text up to every word was quadratic in long texts).
+        before = match.start() - 1
+        while before >= 0 and text[before] in _OPENERS:
+            before -= 1
         tokens.append(_Token(word, match.start(), match.end(), word[0].isupper(),
-                             not before or before[-1] in _SENTENCE_END))
+                             before < 0 or text[before] in _SENTENCE_END))
     return tokens
 
 

@@ -16,7 +16,18 @@ Tokenizers are not additive: the count of two lines joined may differ from the s
 counts (a BPE merge across the join, a counter that rounds). Each item is charged its
 marginal cost, measured against the line before it; the whole text is measured at the end
 and, should it still be over the budget, the last items are taken out until it fits. The
-empty text is taken to hold no tokens."""
+empty text is taken to hold no tokens.
+
+A pack is offered hundreds of candidates and most cannot fit, while a real tokenizer costs
+about as much per call as the rest of packing. Two shortcuts, both from the counter:
+- `lower_bound(text)`: a cheap count that is never above the real one (WordPiece: the
+  whitespace-separated words). An item whose bound is over what is left by more than
+  JOIN_SLACK tokens (what a join can save at most) cannot fit: dropped for budget, unmeasured.
+- `additive`: the counter is exactly additive over the separator (count(a + sep + b) =
+  count(a) + count(sep) + count(b); WordPiece over whitespace, bytes always). Then a line's
+  marginal cost is its own count plus the separator's, each line counted once.
+The final measure of the whole text stays, so the promise holds even if a counter claims
+either wrongly; only the pack's fullness would suffer."""
 
 from __future__ import annotations
 
@@ -49,6 +60,9 @@ SECTION_TITLES: Mapping[str, str] = {
     "entities": "Entities and relationships",
     "retrieval": "Relevant memories and conversation",
 }
+
+
+SEPARATOR = "\n"  # between lines of a pack
 
 
 def default_header(name: str) -> str:
@@ -122,14 +136,15 @@ def budgets(total: int, specs: Sequence[SectionSpec] = DEFAULT_SECTIONS,
 
 def pack(items_by_section: Mapping[str, Sequence[PackItem]], *, total_budget: int,
          specs: Sequence[SectionSpec] = DEFAULT_SECTIONS, count_tokens: Callable[[str], int],
-         header: Callable[[str], str] = default_header, separator: str = "\n",
-         overrides: Mapping[str, float | int] | None = None) -> Pack:
+         header: Callable[[str], str] = default_header, separator: str = SEPARATOR,
+         overrides: Mapping[str, float | int] | None = None,
+         lower_bound: Callable[[str], int] | None = None, additive: bool = False) -> Pack:
     """Fill the sections in the order of `specs`; see the module docstring for the rules.
     `header(name)` renders a section's header line ("" for none); it is written only above a
     section that has items, and charged to that section."""
     allotted = budgets(total_budget, specs, overrides)
     _check_items(items_by_section, allotted)
-    writer = _Writer(count_tokens, separator)
+    writer = _Writer(count_tokens, separator, lower_bound=lower_bound, additive=additive)
     drafts: list[_Draft] = []
     taken: set[Hashable] = set()
     inflow = 0
@@ -142,6 +157,10 @@ def pack(items_by_section: Mapping[str, Sequence[PackItem]], *, total_budget: in
     tokens = _trim_to_budget(drafts, writer, total_budget)
     sections = tuple(draft.freeze() for draft in drafts)
     return Pack(sections, tokens, writer.text(), total_budget)
+
+
+# What joining two lines can save at most, in tokens, for the lower-bound screen.
+JOIN_SLACK = 2
 
 
 @dataclass
@@ -168,16 +187,29 @@ class _Draft:
 class _Writer:
     """The rendered lines so far, and the marginal cost of appending more."""
 
-    def __init__(self, count_tokens: Callable[[str], int], separator: str):
+    def __init__(self, count_tokens: Callable[[str], int], separator: str, *,
+                 lower_bound: Callable[[str], int] | None = None, additive: bool = False):
         self._count = count_tokens
         self._separator = separator
+        self._lower_bound = lower_bound
+        self._additive = additive
+        self._separator_tokens = count_tokens(separator) if additive and separator else 0
         self._lines: list[str] = []
         self._last_line_tokens = 0
+
+    def cannot_fit(self, lines: list[str], left: int) -> bool:
+        """Surely over `left` by the counter's lower bound (module docstring), unmeasured."""
+        if self._lower_bound is None:
+            return False
+        return sum(self._lower_bound(line) for line in lines) - JOIN_SLACK > left
 
     def cost(self, lines: list[str]) -> int:
         """Tokens that appending `lines` adds, measured across the join with the last line:
         join effects are local to the boundary for real tokenizers, and measuring a window
         rather than the whole text keeps packing linear in the text's length."""
+        if self._additive:
+            joins = len(lines) if self._lines else len(lines) - 1
+            return sum(self._count(line) for line in lines) + joins * self._separator_tokens
         block = self._separator.join(lines)
         if not self._lines:
             return max(self._count(block), 0)
@@ -187,11 +219,13 @@ class _Writer:
 
     def append(self, lines: list[str]) -> None:
         self._lines.extend(lines)
-        self._last_line_tokens = self._count(self._lines[-1])
+        if not self._additive:
+            self._last_line_tokens = self._count(self._lines[-1])
 
     def remove_last(self, count: int) -> None:
         del self._lines[-count:]
-        self._last_line_tokens = self._count(self._lines[-1]) if self._lines else 0
+        if not self._additive:
+            self._last_line_tokens = self._count(self._lines[-1]) if self._lines else 0
 
     def text(self) -> str:
         return self._separator.join(self._lines)
@@ -211,6 +245,9 @@ def _offer(draft: _Draft, item: PackItem, writer: _Writer, header: Callable[[str
         return
     title = header(draft.name) if not draft.placed else ""
     lines = [title, item.text] if title else [item.text]
+    if writer.cannot_fit(lines, draft.budget + draft.inflow - draft.used):
+        draft.dropped.append((item, "budget"))
+        return
     cost = writer.cost(lines)
     if cost > draft.budget + draft.inflow - draft.used:
         draft.dropped.append((item, "budget"))

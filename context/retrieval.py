@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -55,6 +56,7 @@ class Hit:
     speaker: str = ""
     entity_ids: frozenset[int] = frozenset()
     sources: list[tuple[int, str | None]] = field(default_factory=list)
+    conversation_id: int | None = None
 
 
 def _vector(vector) -> str:
@@ -102,14 +104,22 @@ def _lexemes(cursor, query: str) -> list[str]:
     return sorted(cursor.fetchone()[0])
 
 
+def _quoted(lexeme: str) -> str:
+    return "'" + lexeme.replace("'", "''") + "'"
+
+
+def any_word(lexemes: list[str]) -> str:
+    return " | ".join(_quoted(lexeme) for lexeme in lexemes)
+
+
 def text_queries(lexemes: list[str], stats: _TableStats) -> tuple[str, str]:
     """(what finds candidates, what ranks them) as to_tsquery('simple', …) texts. Any query
     word may match and ts_rank_cd prefers rows covering more of them, closer together. In a
     table larger than MAX_POSTINGS rows, the words that find candidates are the rarest ones
     whose posting lists together stay within it (at least the rarest word; all words must
     match when even that one is too common); every word still ranks."""
-    quoted = {lexeme: "'" + lexeme.replace("'", "''") + "'" for lexeme in lexemes}
-    rank = " | ".join(quoted.values())
+    quoted = {lexeme: _quoted(lexeme) for lexeme in lexemes}
+    rank = any_word(lexemes)
     if stats.rows <= MAX_POSTINGS:
         return rank, rank
     postings = {lexeme: stats.freqs.get(lexeme, 0.0) * stats.rows for lexeme in lexemes}
@@ -165,29 +175,28 @@ def _interaction_filters(f: Filters, alias: str = "i") -> tuple[str, list]:
     return " AND ".join(where), params
 
 
-def _interactions(cursor, f: Filters, lexemes: list[str], vector: str) -> dict[int, Hit]:
-    where, params = _interaction_filters(f)
+def _interaction_dense(cursor, f: Filters, where: str, params: list, vector: str) -> list[tuple[int, float]]:
+    # The embeddings live in their own table (InteractionIndex), with the workspace for the filter.
     cursor.execute(f"""
         SELECT i.id, x.embedding <=> %s::vector AS distance
         FROM conversations_interactionindex x JOIN conversations_interaction i ON i.id = x.interaction_id
         WHERE x.workspace_id = %s AND {where}
         ORDER BY x.embedding <=> %s::vector LIMIT {DEPTH}""", [vector, f.workspace_id, *params, vector])
-    dense = cursor.fetchall()
-    lexical = _lexical(cursor, "conversations_interaction", "i", where, params, lexemes)
-    ids = {row[0] for row in dense} | set(lexical)
-    if not ids:
-        return {}
+    return cursor.fetchall()
+
+
+def _interaction_hits(cursor, ids: set[int]) -> dict[int, Hit]:
     cursor.execute("""
         SELECT i.id, i.content, i.occurred_at, i.created_at, i.entity_id, i.external_id,
-               coalesce(nullif(i.sender_name, ''), e.name, i.channel_id)
+               coalesce(nullif(i.sender_name, ''), e.name, i.channel_id), i.conversation_id
         FROM conversations_interaction i JOIN entities_entity e ON e.id = i.entity_id
         WHERE i.id = ANY(%s)""", [list(ids)])
     hits = {}
-    for pk, content, occurred_at, created_at, entity_id, external_id, speaker in cursor.fetchall():
+    for pk, content, occurred_at, created_at, entity_id, external_id, speaker, conversation in cursor.fetchall():
         hits[pk] = Hit(kind="interaction", id=pk, text=content, occurred_at=occurred_at, learned_at=created_at,
                        certainty="verbatim", speaker=speaker, entity_ids=frozenset({entity_id}),
-                       sources=[(pk, external_id)])
-    return _ranked(hits, dense, lexical)
+                       sources=[(pk, external_id)], conversation_id=conversation)
+    return hits
 
 
 def _memory_filters(f: Filters) -> tuple[str, list]:
@@ -237,30 +246,21 @@ def _ranked(hits: dict[int, Hit], dense: list[tuple[int, float]], lexical: list[
     return hits
 
 
-def _memories(cursor, f: Filters, lexemes: list[str], vector: str) -> dict[int, Hit]:
-    where, params = _memory_filters(f)
-    dense = _dense(cursor, "memory_memory", "m", where, params, vector)
-    return _memory_hits(cursor, dense, _lexical(cursor, "memory_memory", "m", where, params, lexemes))
-
-
-def _memory_hits(cursor, dense, lexical) -> dict[int, Hit]:
-    ids = {row[0] for row in dense} | set(lexical)
-    if not ids:
-        return {}
+def _memory_hits(cursor, ids: set[int]) -> dict[int, Hit]:
     cursor.execute("""
         SELECT m.id, m.text, m.type, m.occurred_at, m.event_first, m.created_at, m.importance, m.confidence,
-               m.certainty, m.status, m.reinforcement_count, m.access_count, m.subject_id
+               m.certainty, m.status, m.reinforcement_count, m.access_count, m.subject_id, m.conversation_id
         FROM memory_memory m WHERE m.id = ANY(%s)""", [list(ids)])
     hits = {}
     for (pk, text, type_, occurred_at, event_first, created_at, importance, confidence, certainty, status,
-         reinforcement, access, subject_id) in cursor.fetchall():
+         reinforcement, access, subject_id, conversation) in cursor.fetchall():
         when = occurred_at
         if event_first is not None:
             when = datetime.combine(event_first, datetime.min.time(), tzinfo=created_at.tzinfo)
         hits[pk] = Hit(kind="memory", id=pk, text=text, type=type_, occurred_at=when, learned_at=created_at,
                        importance=importance, confidence=confidence, certainty=certainty, status=status,
                        reinforcement=reinforcement, access_count=access,
-                       entity_ids=frozenset({subject_id}) if subject_id else frozenset())
+                       entity_ids=frozenset({subject_id}) if subject_id else frozenset(), conversation_id=conversation)
     cursor.execute("""
         SELECT ev.memory_id, ev.interaction_id, i.external_id, i.entity_id
         FROM memory_memoryevidence ev JOIN conversations_interaction i ON i.id = ev.interaction_id
@@ -269,13 +269,19 @@ def _memory_hits(cursor, dense, lexical) -> dict[int, Hit]:
         hit = hits[memory_id]
         hit.sources.append((interaction_id, external_id))
         hit.entity_ids = hit.entity_ids | {entity_id}
-    return _ranked(hits, dense, lexical)
+    return hits
 
 
-def _summaries(cursor, f: Filters, lexemes: list[str]) -> dict[int, Hit]:
+def _summaries(cursor, f: Filters, lexemes: list[str], conversations: set[int] | None = None) -> dict[int, Hit]:
     """Current conversation summaries matching the query's words. A summary cites its whole
-    source range, so it informs a pack more than it proves a single turn."""
+    source range, so it informs a pack more than it proves a single turn. With
+    `conversations` (those where the other kinds found something), only their summaries are
+    ranked: a summary is the context of what was found, and ranking a few is cheap where
+    ranking every long summary that shares a word with the query is not."""
     where, params = ["c.workspace_id = %s"], [f.workspace_id]
+    if conversations is not None:
+        where.append("c.id = ANY(%s)")
+        params.append(sorted(conversations))
     if f.conversation_id:
         where.append("c.id = %s")
         params.append(f.conversation_id)
@@ -292,9 +298,12 @@ def _summaries(cursor, f: Filters, lexemes: list[str]) -> dict[int, Hit]:
         summary_of = "s.conversation_id = c.id"
     else:
         summary_of = "s.id = c.current_summary_id"
-    if not lexemes:
+    if not lexemes or conversations == set():
         return {}
-    match, rank = _text_match(cursor, "conversations_conversationsummary", lexemes)
+    if conversations is None:
+        match, rank = _text_match(cursor, "conversations_conversationsummary", lexemes)
+    else:
+        match = rank = any_word(lexemes)
     cursor.execute(f"""
         SELECT s.id, s.text, s.created_at, last.occurred_at, s.conversation_id, s.source_first_id, s.source_last_id
         FROM conversations_conversation c JOIN conversations_conversationsummary s ON {summary_of}
@@ -354,16 +363,10 @@ def _entity_filters(f: Filters) -> tuple[str, list]:
     return " AND ".join(where), params
 
 
-def _entities(cursor, f: Filters, lexemes: list[str], vector: str) -> dict[int, Hit]:
+def _entity_hits(cursor, ids: set[int]) -> dict[int, Hit]:
     from entities.models import Entity
     from entities.services.embedding import entity_card
 
-    where, params = _entity_filters(f)
-    dense = _dense(cursor, "entities_entity", "e", where, params, vector)
-    lexical = _lexical(cursor, "entities_entity", "e", where, params, lexemes)
-    ids = {row[0] for row in dense} | set(lexical)
-    if not ids:
-        return {}
     hits = {e.pk: Hit(kind="entity", id=e.pk, text=entity_card(e), type=e.kind, learned_at=e.created_at,
                       confidence=e.confidence, status=e.status, entity_ids=frozenset({e.pk}))
             for e in Entity.objects.filter(pk__in=ids).only("name", "kind", "aliases", "description", "created_at",
@@ -378,7 +381,7 @@ def _entities(cursor, f: Filters, lexemes: list[str], vector: str) -> dict[int, 
     for entity_id, interaction_id, external_id, occurred_at in cursor.fetchall():
         hits[entity_id].sources.append((interaction_id, external_id))
         hits[entity_id].occurred_at = occurred_at  # the latest supporting message
-    return _ranked(hits, dense, lexical)
+    return hits
 
 
 def _relationship_filters(f: Filters) -> tuple[str, list]:
@@ -403,23 +406,21 @@ def _relationship_filters(f: Filters) -> tuple[str, list]:
     return " AND ".join(where), params
 
 
-def _relationships(cursor, f: Filters, lexemes: list[str], vector: str, named: list[int]) -> dict[int, Hit]:
-    """Relationships near the query by meaning or words, and those of the entities it names
-    (the ends' names are not in a relationship's own text)."""
+def _relationships_named(cursor, where: str, params: list, named: list[int]) -> list[int]:
+    """The relationships of the entities the query names: the ends' names are not in a
+    relationship's own text, so neither ranker would find them by the name."""
+    if not named:
+        return []
+    cursor.execute(f"""
+        SELECT r.id FROM entities_relationship r WHERE {where} AND (r.subject_id = ANY(%s) OR r.object_id = ANY(%s))
+        ORDER BY r.confidence DESC, r.id DESC LIMIT {DEPTH}""", [*params, named, named])
+    return [row[0] for row in cursor.fetchall()]
+
+
+def _relationship_hits(cursor, ids: set[int]) -> dict[int, Hit]:
     from entities.models import Relationship
     from entities.services.embedding import relationship_text
 
-    where, params = _relationship_filters(f)
-    dense = _dense(cursor, "entities_relationship", "r", where, params, vector)
-    lexical = _lexical(cursor, "entities_relationship", "r", where, params, lexemes)
-    ids = {row[0] for row in dense} | set(lexical)
-    if named:
-        cursor.execute(f"""
-            SELECT r.id FROM entities_relationship r WHERE {where} AND (r.subject_id = ANY(%s) OR r.object_id = ANY(%s))
-            ORDER BY r.confidence DESC, r.id DESC LIMIT {DEPTH}""", [*params, named, named])
-        ids |= {row[0] for row in cursor.fetchall()}
-    if not ids:
-        return {}
     hits = {}
     for rel in Relationship.objects.filter(pk__in=ids).select_related("subject", "object", "evidence"):
         hits[rel.pk] = Hit(
@@ -427,28 +428,60 @@ def _relationships(cursor, f: Filters, lexemes: list[str], vector: str, named: l
             occurred_at=rel.valid_from, learned_at=rel.created_at, confidence=rel.confidence, certainty="extracted",
             status=rel.status, entity_ids=frozenset({rel.subject_id, rel.object_id}),
             sources=[(rel.evidence_id, rel.evidence.external_id)] if rel.evidence_id else [])
-    return _ranked(hits, dense, lexical)
+    return hits
 
 
-def search(filters: Filters, query: str, vector, *, kinds: tuple[str, ...] = KINDS,
-           named: list[int] = ()) -> list[Hit]:
+@dataclass(frozen=True)
+class _Kind:
+    table: str
+    alias: str
+    filters: Callable[[Filters], tuple[str, list]]
+    hits: Callable[[object, set[int]], dict[int, Hit]]  # (cursor, ids) -> the rows as hits
+    dense: Callable | None = None  # (cursor, filters, where, params, vector); None: the table's own embedding
+
+
+# Searched with both rankers, in this order; summaries come after (module docstring of _summaries).
+_KINDS = {
+    "interaction": _Kind("conversations_interaction", "i", _interaction_filters, _interaction_hits,
+                         _interaction_dense),
+    "memory": _Kind("memory_memory", "m", _memory_filters, _memory_hits),
+    "entity": _Kind("entities_entity", "e", _entity_filters, _entity_hits),
+    "relationship": _Kind("entities_relationship", "r", _relationship_filters, _relationship_hits),
+}
+
+
+def search(filters: Filters, query: str, vector: Callable[[], list[float]] | list[float], *,
+           kinds: tuple[str, ...] = KINDS, named: list[int] = ()) -> list[Hit]:
     """Every kind's dense and lexical neighbours of the query, as hits with their ranks.
-    `named`: the ids of the entities the query names (their relationships are candidates)."""
-    literal = _vector(vector)
-    hits: list[Hit] = []
+    `vector`: the query's embedding, or a callable that waits for it: every full-text search
+    runs first, so the embedding can be computed meanwhile. `named`: the ids of the entities
+    the query names (their relationships are candidates too)."""
+    searched = [kind for kind in _KINDS if kind in kinds and (kind != "memory" or filters.memory_types)]
     with connection.cursor() as cursor:
         _prepare(cursor)
         lexemes = _lexemes(cursor, query)
-        if "interaction" in kinds:
-            hits += _interactions(cursor, filters, lexemes, literal).values()
-        if "memory" in kinds and filters.memory_types:
-            hits += _memories(cursor, filters, lexemes, literal).values()
+        plans = {}
+        for kind in searched:
+            spec = _KINDS[kind]
+            where, params = spec.filters(filters)
+            plans[kind] = (where, params, _lexical(cursor, spec.table, spec.alias, where, params, lexemes))
+        literal = _vector(vector() if callable(vector) else vector)
+        hits: list[Hit] = []
+        for kind in searched:
+            spec, (where, params, lexical) = _KINDS[kind], plans[kind]
+            if spec.dense is not None:
+                dense = spec.dense(cursor, filters, where, params, literal)
+            else:
+                dense = _dense(cursor, spec.table, spec.alias, where, params, literal)
+            ids = {pk for pk, _ in dense} | set(lexical)
+            if kind == "relationship":
+                ids |= set(_relationships_named(cursor, where, params, list(named)))
+            if ids:
+                hits += _ranked(spec.hits(cursor, ids), dense, lexical).values()
         if "summary" in kinds:
-            hits += _summaries(cursor, filters, lexemes).values()
-        if "entity" in kinds:
-            hits += _entities(cursor, filters, lexemes, literal).values()
-        if "relationship" in kinds:
-            hits += _relationships(cursor, filters, lexemes, literal, list(named)).values()
+            found = {h.conversation_id for h in hits if h.conversation_id is not None}
+            scoped = "interaction" in searched or "memory" in searched
+            hits += _summaries(cursor, filters, lexemes, found if scoped else None).values()
     return hits
 
 

@@ -62,6 +62,7 @@ class SectionOut(Schema):
     tokens_used: int
     items: list[ItemOut]
     dropped: list[DroppedOut]
+    dropped_unlisted: int = Field(0, description="dropped items not listed (MNEMO_PACK_DROPPED_LISTED per section)")
 
 
 class WarningOut(Schema):

@@ -13,6 +13,7 @@ that appear together in a message strengthen their link (Hebbian, seed 001)."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -107,7 +108,7 @@ def _links(workspace_id: int, query_concepts: frozenset[str]) -> dict[tuple[str,
     names = list(query_concepts)
     rows = ConceptLink.objects.filter(workspace_id=workspace_id, weight__gte=0.2).filter(
         a__in=names) | ConceptLink.objects.filter(workspace_id=workspace_id, weight__gte=0.2, b__in=names)
-    return {(r.a, r.b): r.weight for r in rows.order_by("-weight")[:200]}
+    return {(a, b): weight for a, b, weight in rows.order_by("-weight").values_list("a", "b", "weight")[:200]}
 
 
 def _candidate(hit: retrieval.Hit, *, with_concepts: bool = True) -> scoring.Candidate:
@@ -128,6 +129,9 @@ def _item(hit: retrieval.Hit, scored: scoring.Scored) -> Item:
                 sources=[{"interaction_id": i, "external_id": e} for i, e in hit.sources])
 
 
+_QUERY_EMBEDDING = ThreadPoolExecutor(max_workers=4, thread_name_prefix="mnemo-query-embedding")
+
+
 @dataclass
 class Ranking:
     items: list[Item]  # every candidate, best first, with its score breakdown (no cut)
@@ -139,14 +143,17 @@ def ranked(request: RecallRequest) -> Ranking:
     _validate(request)
     kinds, memory_types = _kinds(request.types)
     now = request.as_of or timezone.now()
-    vector = get_embedder().embed([request.query])[0]
+    # The query is embedded in another thread while the full-text searches run (the model
+    # and the database each leave the interpreter while they work).
+    embedding = _QUERY_EMBEDDING.submit(get_embedder().embed, [request.query])
     filters = retrieval.Filters(
         workspace_id=request.workspace_id, entity_id=request.entity_id, conversation_id=request.conversation_id,
         channel=request.channel, min_confidence=request.min_confidence,
         include_candidates=request.include_candidates, as_of=request.as_of, memory_types=memory_types)
     with transaction.atomic():
         named = retrieval.entities_named(request.workspace_id, request.query)
-        hits = retrieval.search(filters, request.query, vector, kinds=kinds, named=[pk for pk, _ in named])
+        hits = retrieval.search(filters, request.query, lambda: embedding.result()[0], kinds=kinds,
+                                named=[pk for pk, _ in named])
     query_concepts = concept_rules.concepts(request.query)
     time_range = _time_range(request.query, now)
     entity_ids = sorted({pk for pk, _ in named} | ({request.entity_id} if request.entity_id else set()))
@@ -160,8 +167,8 @@ def ranked(request: RecallRequest) -> Ranking:
     first = scoring.score(query, [_candidate(h, with_concepts=False) for h in hits], concept_links=links)
     head = scoring.score(query, [_candidate(by_key[s.candidate.key]) for s in first[:CONCEPT_DEPTH]],
                          concept_links=links)
-    tail = scoring.score(query, [s.candidate for s in first[CONCEPT_DEPTH:]], concept_links=links)
-    return Ranking([_item(by_key[s.candidate.key], s) for s in (*head, *tail)], entity_ids)
+    # The tail keeps its first scores: nothing about them changed.
+    return Ranking([_item(by_key[s.candidate.key], s) for s in (*head, *first[CONCEPT_DEPTH:])], entity_ids)
 
 
 def _time_range(query: str, now: datetime):
@@ -331,7 +338,8 @@ def context_pack(request: PackRequest, *, actor: Actor) -> PackLog:
     counter = get_token_counter()
     try:
         built = packing.pack(sections, total_budget=request.budget_tokens, count_tokens=counter.count,
-                             overrides=request.budgets)
+                             overrides=request.budgets, lower_bound=getattr(counter, "lower_bound", None),
+                             additive=getattr(counter, "is_additive", lambda _: False)(packing.SEPARATOR))
     except ValueError as exc:
         raise ValidationError({"budgets": str(exc)}) from None
     warnings = _censor_warnings(all_ranked)
@@ -362,10 +370,12 @@ def _item_json(item: Item) -> dict:
 
 
 def _section_json(section: packing.PackedSection) -> dict:
+    listed = settings.MNEMO_PACK_DROPPED_LISTED
     return {"name": section.name, "budget_tokens": section.budget_tokens, "inflow_tokens": section.inflow_tokens,
             "tokens_used": section.tokens_used,
             "items": [_item_json(i.payload["item"]) for i in section.items],
-            "dropped": [{**_item_json(i.payload["item"]), "reason": reason} for i, reason in section.dropped]}
+            "dropped": [{**_item_json(i.payload["item"]), "reason": reason} for i, reason in section.dropped[:listed]],
+            "dropped_unlisted": max(len(section.dropped) - listed, 0)}
 
 
 def _enqueue_touch(memory_ids: list[int]) -> None:

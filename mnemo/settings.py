@@ -243,6 +243,10 @@ MNEMO_CENSOR_MATCH_THRESHOLD = env_float("MNEMO_CENSOR_MATCH_THRESHOLD", 0.6)
 # Context packs: a censor whose relevance to the query reaches this score comes with the
 # pack as a warning.
 MNEMO_PACK_CENSOR_MIN_SCORE = env_float("MNEMO_PACK_CENSOR_MIN_SCORE", 0.45)
+# Context packs list, per section, this many of the items they dropped (the best scored
+# first) with their reasons, and count the rest: a pack is offered hundreds of candidates,
+# and listing them all made every logged pack ~250 kB.
+MNEMO_PACK_DROPPED_LISTED = int(os.environ.get("MNEMO_PACK_DROPPED_LISTED", "25"))
 # Reviewer statistics: a rule (or prompt version) whose decisions approve less than this
 # share, over at least MNEMO_REVIEW_MIN_DECISIONS decisions, is flagged on the stats page.
 MNEMO_REVIEW_LOW_PRECISION = env_float("MNEMO_REVIEW_LOW_PRECISION", 0.6)

@@ -46,12 +46,32 @@ class WordPieceTokenCounter:
             return 0
         return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
 
+    @staticmethod
+    def lower_bound(text: str) -> int:
+        """Never above count(): the pre-tokenizer splits at whitespace and every piece left
+        is at least one token (a piece of control characters alone, which normalises away,
+        is the rare exception: the packer's final measure covers it)."""
+        return len(text.split())
+
+    @staticmethod
+    def is_additive(separator: str) -> bool:
+        """Lines joined by whitespace count as the sum of their counts: the pre-tokenizer
+        splits there and whitespace itself is no token."""
+        return bool(separator) and separator.isspace()
+
 
 class ByteTokenCounter:
     name = "bytes"
 
     def count(self, text: str) -> int:
         return len(text.encode("utf-8"))
+
+    def lower_bound(self, text: str) -> int:
+        return self.count(text)
+
+    @staticmethod
+    def is_additive(separator: str) -> bool:
+        return True
 
 
 _counter: TokenCounter | None = None

@@ -117,6 +117,22 @@ def test_a_small_budget_drops_items_and_says_why(api, workspace):
     assert pack["tokens_used"] <= 100
     dropped = [d for s in pack["sections"] for d in s["dropped"]]
     assert dropped and {d["reason"] for d in dropped} <= {"budget", "duplicate", "empty"}
+    assert all(s["dropped_unlisted"] == 0 for s in pack["sections"])
+
+
+def test_a_pack_lists_its_best_dropped_items_and_counts_the_rest(api, workspace, settings):
+    log_chat(workspace)
+    log_chat(workspace, [(who, text.replace("I", "We")) for who, text in CHAT], start=T0 + timedelta(days=30),
+             thread="conv-2")
+    everything = api.post("/context", {"query": "Caroline", "budget_tokens": 100}).json()
+    retrieval = next(s for s in everything["sections"] if s["name"] == "retrieval")
+    assert len(retrieval["dropped"]) >= 2
+    settings.MNEMO_PACK_DROPPED_LISTED = 1
+    pack = api.post("/context", {"query": "Caroline", "budget_tokens": 100}).json()
+    listed = next(s for s in pack["sections"] if s["name"] == "retrieval")
+    assert [d["id"] for d in listed["dropped"]] == [retrieval["dropped"][0]["id"]]
+    assert listed["dropped_unlisted"] == len(retrieval["dropped"]) - 1
+    assert api.get(f"/packs/{pack['pack_id']}").json()["sections"] == pack["sections"]
 
 
 def test_unused_budget_flows_down(api, workspace):

@@ -12,7 +12,7 @@ from hypothesis import given, settings, strategies as st
 from context.packing import (
     DEFAULT_SECTIONS, PackItem, SectionSpec, budgets, default_header, pack,
 )
-from core.providers.tokens import WordPieceTokenCounter
+from core.providers.tokens import ByteTokenCounter, WordPieceTokenCounter
 
 SECTION_NAMES = [spec.name for spec in DEFAULT_SECTIONS]
 
@@ -308,3 +308,55 @@ def test_packs_hold_under_the_real_wordpiece_counter():
         result = pack({"retrieval": [item(n, text=line) for n, line in enumerate(lines)]},
                       total_budget=budget, count_tokens=counter.count)
         assert counter.count(result.text) <= budget
+
+
+# --- the counter's shortcuts: a lower bound and additivity ----------------------------------
+
+@given(sections_of_items(), st.integers(0, 300), st.sampled_from(["\n", " "]))
+@settings(max_examples=300)
+def test_with_an_additive_counter_the_shortcuts_change_nothing(given_items, budget, separator):
+    exact = pack(given_items, total_budget=budget, count_tokens=words, separator=separator)
+    quick = pack(given_items, total_budget=budget, count_tokens=words, separator=separator,
+                 lower_bound=words, additive=True)
+    assert quick == exact
+
+
+@given(sections_of_items(), st.integers(0, 400), st.sampled_from(COUNTERS), st.sampled_from(["\n", " ", ""]))
+@settings(max_examples=300)
+def test_a_counter_claiming_wrongly_still_never_exceeds_the_budget(given_items, budget, count, separator):
+    # words is no lower bound of thirds, and neither lumpy nor "" joins are additive.
+    result = pack(given_items, total_budget=budget, count_tokens=count, separator=separator,
+                  lower_bound=words, additive=True)
+    assert result.tokens_used == (count(result.text) if result.text else 0) <= budget
+    accounted = sum(len(s.items) + len(s.dropped) for s in result.sections)
+    assert accounted == sum(len(items) for items in given_items.values())
+
+
+def test_an_item_far_over_what_is_left_is_dropped_without_being_measured():
+    measured = []
+
+    def counting(text):
+        measured.append(text)
+        return words(text)
+
+    big = item("big", text=" ".join(["w"] * 50))
+    small = item("small", text="a b")
+    result = pack({"retrieval": [small, big]}, total_budget=20, count_tokens=counting, lower_bound=words)
+    assert section(result, "retrieval").dropped == ((big, "budget"),)
+    assert not any(big.text in text for text in measured)
+
+
+@pytest.mark.parametrize("counter", [WordPieceTokenCounter(), ByteTokenCounter()], ids=["wordpiece", "bytes"])
+def test_the_real_counters_shortcuts_hold(counter):
+    lines = ["Caroline: I went to the LGBTQ+ support group — it was powerful!!", "[8 May 2023] 12 € café",
+             "## Entities and relationships", "- Caroline works at Acme Robotics", "naïve   spacing\there"]
+    for line in lines:
+        assert counter.lower_bound(line) <= counter.count(line)
+    assert counter.is_additive("\n")
+    for a in lines:
+        for b in lines:
+            assert counter.count(a + "\n" + b) == counter.count(a) + counter.count("\n") + counter.count(b)
+    budget = 40
+    result = pack({"retrieval": [item(n, text=line) for n, line in enumerate(lines * 5)]}, total_budget=budget,
+                  count_tokens=counter.count, lower_bound=counter.lower_bound, additive=True)
+    assert counter.count(result.text) == result.tokens_used <= budget
