@@ -1140,22 +1140,30 @@ def hnsw_recall(dsn: str, workspace_id: int, qs: list[tuple[str, int]]) -> dict:
     return out
 
 
+_TABLES = re.compile(r"\b(?:FROM|JOIN)\s+([a-z_]+)")
+
+
 def _sql_label(sql: str) -> str:
+    """"sql <table> <what>": the first table a statement reads, and what it does there."""
     if "SET LOCAL" in sql:
-        return "settings"
-    if "<=>" in sql:
-        return "dense"
-    if "@@" in sql:
-        return "lexical"
-    if "memoryevidence" in sql:
-        return "evidence"
-    return "rows"
+        return "sql settings"
+    if "INSERT" in sql[:30]:
+        what, table = "insert", re.search(r"INSERT INTO \"?([a-z_]+)", sql)
+    else:
+        what = "dense" if "<=>" in sql else "lexical" if "@@" in sql else "rows"
+        table = _TABLES.search(sql)
+    name = table.group(1) if table else "?"
+    for prefix in ("conversations_", "memory_", "entities_", "context_", "core_"):
+        name = name.removeprefix(prefix)
+    return f"sql {name} {what}"
 
 
 def stage_breakdown(mnemo: Mnemo, dsn_given: bool, workspace_id: int, qs: list[tuple[str, int]]) -> dict:
-    """Where a recall's time goes: the steps of context.services.ranked() run in this process
-    (same code, same database), each SQL statement timed through Django's execute_wrapper.
-    Indicative only: no HTTP, no auth, and this process's embedder."""
+    """Where a /context request's time goes: context.services.context_pack (the code the API
+    runs) in this process against the same database, every SQL statement timed through
+    Django's execute_wrapper and labelled by table, the query embedding timed where it runs
+    (in its own thread, overlapping the full-text searches), and the rest as Python.
+    Indicative only: no HTTP, no auth, this process's embedder."""
     import os
     if dsn_given and not os.environ.get("DATABASE_URL"):
         return {"skipped": "--dsn without DATABASE_URL in the environment"}
@@ -1173,74 +1181,55 @@ def stage_breakdown(mnemo: Mnemo, dsn_given: bool, workspace_id: int, qs: list[t
     importlib.reload(embedded_db)
 
     django.setup()
+    import torch
     from django.db import connection, transaction
-    from django.utils import timezone as dj_timezone
 
-    from context import retrieval, scoring, services
+    from context import services
+    from core.providers import get_embedder
+    from core.services import Actor
 
-    stage = [""]
     per_query: list[dict[str, float]] = []
-    hits_seen: list[int] = []
+    current: dict[str, float] = {}
 
     def wrapper(execute, sql, params, many, context):
         t0 = time.perf_counter()
         try:
             return execute(sql, params, many, context)
         finally:
-            label = f"sql {stage[0]} {_sql_label(sql)}"
+            label = _sql_label(sql)
             current[label] = current.get(label, 0.0) + (time.perf_counter() - t0) * 1000
 
-    def timed(label: str, fn):
+    model = get_embedder()
+    embed = model.embed
+
+    def timed_embed(texts):
         t0 = time.perf_counter()
-        out = fn()
-        current[label] = current.get(label, 0.0) + (time.perf_counter() - t0) * 1000
-        return out
+        try:
+            return embed(texts)
+        finally:
+            current["embed query (own thread)"] = (time.perf_counter() - t0) * 1000
 
-    import torch
-
-    embedder().embed(["warm-up"])  # the model loads once, outside the timings
+    embed(["warm-up"])  # the model loads once, outside the timings
     torch.set_num_threads(1)  # as the web processes do (MNEMO_TORCH_THREADS=1)
+    model.embed = timed_embed
+    actor = Actor(user=None, api_key=None, label="bench")
     try:
         with connection.execute_wrapper(wrapper):
             for q, _entity in qs:
-                current: dict[str, float] = {}
-                stage[0] = "other"
+                current.clear()
                 t_all = time.perf_counter()
-                vector = timed("embed query", lambda: embedder().embed([q])[0])
-                f = retrieval.Filters(workspace_id=workspace_id)
-                literal = retrieval._vector(vector)
                 with transaction.atomic():
-                    with connection.cursor() as cursor:
-                        stage[0] = "-"
-                        retrieval._prepare(cursor)
-                        lexemes = retrieval._lexemes(cursor, q)
-                        stage[0] = "interactions"
-                        hits = list(retrieval._interactions(cursor, f, lexemes, literal).values())
-                        stage[0] = "memories"
-                        hits += retrieval._memories(cursor, f, lexemes, literal).values()
-                        stage[0] = "summaries"
-                        hits += retrieval._summaries(cursor, f, lexemes).values()
-                    stage[0] = "entities"
-                    named = retrieval.entities_named(workspace_id, q)
-                now = dj_timezone.now()
-                query_concepts = timed("query concepts + time cues", lambda: concept_rules.concepts(q))
-                time_range = timed("query concepts + time cues", lambda: services._time_range(q, now))
-                query = scoring.Query(text=q, concepts=query_concepts, entity_ids=frozenset(pk for pk, _ in named),
-                                      time_range=time_range, now=now, recency_weight=None)
-                candidates = timed("candidates (concepts of every hit)",
-                                   lambda: [services._candidate(h) for h in hits])
-                stage[0] = "links"
-                links = services._links(workspace_id, query_concepts)
-                timed("scoring", lambda: scoring.score(query, candidates, concept_links=links))
-                current["total"] = (time.perf_counter() - t_all) * 1000
-                per_query.append(current)
-                hits_seen.append(len(hits))
-    except Exception as exc:  # private helpers renamed: say so, keep the rest of the report
+                    services.context_pack(services.PackRequest(query=q, workspace_id=workspace_id), actor=actor)
+                total = (time.perf_counter() - t_all) * 1000
+                sql = sum(v for k, v in current.items() if k.startswith("sql"))
+                per_query.append({**current, "total": total, "the rest: Python, waiting for the embedding": total - sql})
+    except Exception as exc:  # a renamed service: say so, keep the rest of the report
         return {"skipped": f"{type(exc).__name__}: {exc}"}
     finally:
+        model.embed = embed
         connection.close()
     labels = sorted({k for d in per_query for k in d}, key=lambda k: -statistics.fmean(d.get(k, 0) for d in per_query))
-    return {"queries": len(per_query), "hits_median": statistics.median(hits_seen),
+    return {"queries": len(per_query),
             "ms": {k: {"p50": round(statistics.median([d.get(k, 0.0) for d in per_query]), 2),
                        "mean": round(statistics.fmean([d.get(k, 0.0) for d in per_query]), 2)} for k in labels}}
 
@@ -1300,7 +1289,7 @@ def run(args, mnemo: Mnemo, pool: Pool, report: dict) -> None:
     warmup, measured = qs[:10], qs[10:]
     report["api"] = measure_api(mnemo, key, measured, warmup)
     if args.breakdown:
-        print(f"where a recall's time goes ({args.breakdown} queries, context.services.ranked's steps in-process) …",
+        print(f"where a /context request's time goes ({args.breakdown} queries, context_pack in-process) …",
               flush=True)
         report["breakdown"] = stage_breakdown(mnemo, bool(args.dsn), workspace_id, measured[: args.breakdown])
     print("HNSW recall against exact search (context/retrieval.py's SQL, ef_search 120, relaxed_order):", flush=True)
@@ -1341,8 +1330,8 @@ def print_report(report: dict) -> None:
     if b and "skipped" in b:
         print(f"\nbreakdown skipped: {b['skipped']}")
     elif b:
-        print(f"\nwhere a recall's time goes (in-process, {b['queries']} queries, median {b['hits_median']} hits "
-              "scored), ms p50 / mean:")
+        print(f"\nwhere a /context request's time goes (in-process context_pack, {b['queries']} queries; the "
+              "embedding runs in its own thread beside the full-text SQL), ms p50 / mean:")
         for label, v in b["ms"].items():
             print(f"  {label:40}{v['p50']:>9}{v['mean']:>9}")
     print("\nHNSW recall vs exact (top-10 of LIMIT 60, same filters):")

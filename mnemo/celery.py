@@ -11,6 +11,10 @@ from celery.signals import before_task_publish, task_prerun
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mnemo.settings")
 
+from mnemo import broker  # noqa: E402
+
+broker.install()  # the filesystem transport, writing messages atomically
+
 app = Celery("mnemo")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.conf.update(
