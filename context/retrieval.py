@@ -68,6 +68,7 @@ def _vector(vector) -> str:
 # ~500 ms at 1 M interactions. Rarer query words find the candidates; the common ones still
 # count in their ranking. Tables smaller than the bound are searched with every word.
 MAX_POSTINGS = 5000
+RERANK = 300
 STATS_SECONDS = 300
 
 
@@ -145,10 +146,17 @@ def _lexical(cursor, table: str, alias: str, where: str, params: list, lexemes: 
     if not lexemes:
         return []
     match, rank = _text_match(cursor, table, lexemes)
+    # Cover density (ts_rank_cd: the query's words close together) decides the order, but
+    # costs ~3x what ts_rank does per row: the plain rank picks the best RERANK of many
+    # matches first, and only those are ranked by cover density.
     cursor.execute(f"""
-        SELECT {alias}.id FROM {table} {alias}, to_tsquery('simple', %s) match_q, to_tsquery('simple', %s) rank_q
-        WHERE {where} AND {alias}.search @@ match_q
-        ORDER BY ts_rank_cd({alias}.search, rank_q) DESC, {alias}.id LIMIT {DEPTH}""", [match, rank, *params])
+        WITH found AS (
+            SELECT {alias}.id, {alias}.search
+            FROM {table} {alias}, to_tsquery('simple', %s) match_q, to_tsquery('simple', %s) rank_q
+            WHERE {where} AND {alias}.search @@ match_q
+            ORDER BY ts_rank({alias}.search, rank_q) DESC, {alias}.id LIMIT {RERANK})
+        SELECT found.id FROM found, to_tsquery('simple', %s) rank_q
+        ORDER BY ts_rank_cd(found.search, rank_q) DESC, found.id LIMIT {DEPTH}""", [match, rank, *params, rank])
     return [row[0] for row in cursor.fetchall()]
 
 

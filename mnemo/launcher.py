@@ -152,7 +152,8 @@ class Launcher:
             "--bind", f"{self.host}:{self.port}", "--workers", web_workers, "--threads", "4",
             "--timeout", "60", "--graceful-timeout", "10", "--access-logfile", "-",
             "--access-logformat", ACCESS_LOG_FORMAT,
-        ], env={"MNEMO_TORCH_THREADS": "1"})  # the web only ever embeds one query at a time
+        ], env={"MNEMO_TORCH_THREADS": "1",  # the web only ever embeds one query at a time
+                "MNEMO_WARM_UP": "1"})  # the model loads at boot, not on the first query
         concurrency = int(os.environ.get("CELERY_CONCURRENCY", "2"))
         worker = [
             str(BIN / "celery"), "-A", "mnemo", "worker", "--loglevel", "INFO", "--concurrency", str(concurrency),

@@ -360,3 +360,12 @@ def test_the_real_counters_shortcuts_hold(counter):
     result = pack({"retrieval": [item(n, text=line) for n, line in enumerate(lines * 5)]}, total_budget=budget,
                   count_tokens=counter.count, lower_bound=counter.lower_bound, additive=True)
     assert counter.count(result.text) == result.tokens_used <= budget
+
+
+_WORDPIECE = WordPieceTokenCounter()
+
+
+@given(st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=80))
+@settings(max_examples=500)
+def test_the_wordpiece_lower_bound_is_never_above_the_count(text):
+    assert _WORDPIECE.lower_bound(text) <= _WORDPIECE.count(text)
