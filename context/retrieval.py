@@ -185,12 +185,9 @@ def _interaction_filters(f: Filters, alias: str = "i") -> tuple[str, list]:
 
 def _interaction_dense(cursor, f: Filters, where: str, params: list, vector: str) -> list[tuple[int, float]]:
     # The embeddings live in their own table (InteractionIndex), with the workspace for the filter.
-    cursor.execute(f"""
-        SELECT i.id, x.embedding <=> %s::vector AS distance
-        FROM conversations_interactionindex x JOIN conversations_interaction i ON i.id = x.interaction_id
-        WHERE x.workspace_id = %s AND {where}
-        ORDER BY x.embedding <=> %s::vector LIMIT {DEPTH}""", [vector, f.workspace_id, *params, vector])
-    return cursor.fetchall()
+    rows = ("FROM conversations_interactionindex x JOIN conversations_interaction i ON i.id = x.interaction_id "
+            f"WHERE x.workspace_id = %s AND {where}")
+    return _nearest(cursor, f, "i.id", "x.embedding", rows, [f.workspace_id, *params], vector)
 
 
 def _interaction_hits(cursor, ids: set[int]) -> dict[int, Hit]:
@@ -237,13 +234,39 @@ def _memory_filters(f: Filters) -> tuple[str, list]:
     return " AND ".join(where), params
 
 
-def _dense(cursor, table: str, alias: str, where: str, params: list, vector: str) -> list[tuple[int, float]]:
+def _dense(cursor, f: Filters, table: str, alias: str, where: str, params: list,
+           vector: str) -> list[tuple[int, float]]:
     """(id, cosine distance) of the table's nearest rows by `embedding`, nearest first."""
-    cursor.execute(f"""
-        SELECT {alias}.id, {alias}.embedding <=> %s::vector AS distance FROM {table} {alias}
-        WHERE {where} AND {alias}.embedding IS NOT NULL
-        ORDER BY {alias}.embedding <=> %s::vector LIMIT {DEPTH}""", [vector, *params, vector])
+    rows = f"FROM {table} {alias} WHERE {where} AND {alias}.embedding IS NOT NULL"
+    return _nearest(cursor, f, f"{alias}.id", f"{alias}.embedding", rows, params, vector)
+
+
+# A filtered search over at most this many rows compares the query with each of them: a few
+# ms, exact, and it spares HNSW's iterative scan, which walks the graph until enough rows
+# pass a selective filter (seen: 120 ms for a speaker with 0.5 % of a million interactions).
+EXACT_MAX_ROWS = 3000
+
+
+def _nearest(cursor, f: Filters, pk: str, embedding: str, rows: str, params: list,
+             vector: str) -> list[tuple[int, float]]:
+    """The DEPTH nearest of `rows` (a FROM … WHERE … clause): by the HNSW index, or exactly
+    when a narrowing filter leaves few rows (counted up to EXACT_MAX_ROWS + 1, by index)."""
+    if _narrowed(f):
+        cursor.execute(f"SELECT count(*) FROM (SELECT 1 {rows} LIMIT {EXACT_MAX_ROWS + 1}) few", params)
+        if cursor.fetchone()[0] <= EXACT_MAX_ROWS:
+            cursor.execute(f"""
+                WITH candidate AS MATERIALIZED (SELECT {pk} AS id, {embedding} AS embedding {rows})
+                SELECT id, embedding <=> %s::vector AS distance FROM candidate
+                ORDER BY distance, id LIMIT {DEPTH}""", [*params, vector])
+            return cursor.fetchall()
+    cursor.execute(f"SELECT {pk}, {embedding} <=> %s::vector AS distance {rows} "
+                   f"ORDER BY {embedding} <=> %s::vector LIMIT {DEPTH}", [vector, *params, vector])
     return cursor.fetchall()
+
+
+def _narrowed(f: Filters) -> bool:
+    return bool(f.entity_id or f.conversation_id or f.channel or f.as_of or f.min_confidence
+                or set(f.memory_types) != set(MEMORY_TYPES))
 
 
 def _ranked(hits: dict[int, Hit], dense: list[tuple[int, float]], lexical: list[int]) -> dict[int, Hit]:
@@ -480,7 +503,7 @@ def search(filters: Filters, query: str, vector: Callable[[], list[float]] | lis
             if spec.dense is not None:
                 dense = spec.dense(cursor, filters, where, params, literal)
             else:
-                dense = _dense(cursor, spec.table, spec.alias, where, params, literal)
+                dense = _dense(cursor, filters, spec.table, spec.alias, where, params, literal)
             ids = {pk for pk, _ in dense} | set(lexical)
             if kind == "relationship":
                 ids |= set(_relationships_named(cursor, where, params, list(named)))

@@ -221,3 +221,30 @@ def test_a_summary_is_recalled_citing_the_whole_range_it_covers(api, workspace):
     assert found["kind"] == "summary" and found["id"] == summary.pk
     assert [s["interaction_id"] for s in found["sources"]] == ids
     assert api.post("/recall", {"query": "quantum chromodynamics", "types": ["summary"]}).json() == {"results": []}
+
+
+def test_a_narrow_filter_is_searched_exactly_and_a_wide_one_by_the_index(api, workspace, monkeypatch):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from context import retrieval
+
+    log_chat(workspace)
+    caroline = Entity.objects.get(workspace=workspace, name="Caroline")
+
+    def dense_sql(body):
+        with CaptureQueriesContext(connection) as captured:
+            assert api.post("/recall", body).status_code == 200
+        return [q["sql"] for q in captured.captured_queries if "<=>" in q["sql"]]
+
+    narrow = dense_sql({"query": "support group", "entity": caroline.pk})
+    assert narrow and all("MATERIALIZED" in sql for sql in narrow)
+    wide = dense_sql({"query": "support group"})
+    assert wide and not any("MATERIALIZED" in sql for sql in wide)
+    monkeypatch.setattr(retrieval, "EXACT_MAX_ROWS", 2)  # Caroline said 3 things: too many now
+    turns_sql = [sql for sql in dense_sql({"query": "support group", "entity": caroline.pk})
+                 if "interactionindex" in sql]
+    assert turns_sql and not any("MATERIALIZED" in sql for sql in turns_sql)
+    turns = [r for r in api.post("/recall", {"query": "support group", "entity": caroline.pk}).json()["results"]
+             if r["kind"] == "interaction"]
+    assert turns and {r["speaker"] for r in turns} == {"Caroline"}
