@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.conf import settings
+from django.core.serializers.json import DjangoJSONEncoder
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.utils import timezone
@@ -265,31 +266,32 @@ def _trusted_items(workspace_id: int, as_of: datetime | None) -> list[Item]:
 def _entity_items(workspace_id: int, entity_ids: list[int], as_of: datetime | None) -> list[Item]:
     """What is known about the entities the query names: current profile values and
     relationships, each citing the message it came from."""
+    from conversations.models import Interaction
     from entities.models import Entity
     from entities.selectors import profile_current, relationships_for
+    from entities.services.embedding import relationship_text
 
-    items = []
+    rows = []
     for entity in Entity.objects.filter(workspace_id=workspace_id, pk__in=entity_ids):
-        for value in profile_current(entity=entity):  # a handful per entity
-            sources = _evidence_source(value)
-            items.append(Item(kind="profile_value", id=value.pk, text=f"{entity.name} — {value.key}: {value.value}",
-                              score=value.confidence, score_breakdown={"entity": 1.0}, certainty="verbatim",
-                              confidence=value.confidence, status="active", type="", occurred_at=None, speaker="",
+        rows += [(entity, value) for value in profile_current(entity=entity)]  # a handful per entity
+        rows += [(entity, rel) for rel in relationships_for(entity=entity, as_of=as_of)]
+    cited = dict(Interaction.objects.filter(pk__in={row.evidence_id for _, row in rows if row.evidence_id})
+                 .values_list("pk", "external_id"))
+    items = []
+    for entity, row in rows:
+        sources = [{"interaction_id": row.evidence_id, "external_id": cited.get(row.evidence_id)}] \
+            if row.evidence_id else []
+        if hasattr(row, "predicate"):
+            items.append(Item(kind="relationship", id=row.pk, text=relationship_text(row),
+                              score=row.confidence, score_breakdown={"entity": 1.0}, certainty="extracted",
+                              confidence=row.confidence, status=row.status, type="", occurred_at=None, speaker="",
                               sources=sources))
-        for rel in relationships_for(entity=entity, as_of=as_of):
-            sources = _evidence_source(rel)
-            items.append(Item(kind="relationship", id=rel.pk,
-                              text=f"{rel.subject.name} {rel.predicate.replace('_', ' ')} {rel.object.name}",
-                              score=rel.confidence, score_breakdown={"entity": 1.0}, certainty="extracted",
-                              confidence=rel.confidence, status=rel.status, type="", occurred_at=None, speaker="",
+        else:
+            items.append(Item(kind="profile_value", id=row.pk, text=f"{entity.name} — {row.key}: {row.value}",
+                              score=row.confidence, score_breakdown={"entity": 1.0}, certainty="verbatim",
+                              confidence=row.confidence, status="active", type="", occurred_at=None, speaker="",
                               sources=sources))
     return items
-
-
-def _evidence_source(row) -> list[dict]:
-    if not row.evidence_id:
-        return []
-    return [{"interaction_id": row.evidence_id, "external_id": row.evidence.external_id}]
 
 
 def _working_items(workspace_id: int, session: str | None) -> list[Item]:
@@ -363,9 +365,13 @@ def _params(request: PackRequest) -> dict:
             "budgets": request.budgets, "session": request.session}
 
 
+_JSON = DjangoJSONEncoder()
+
+
 def _item_json(item: Item) -> dict:
     data = item.as_dict()
-    data["occurred_at"] = item.occurred_at.isoformat() if item.occurred_at else None
+    # As the API renders a datetime ("2023-05-08T13:56:00Z"): the log is sent as it is stored.
+    data["occurred_at"] = _JSON.default(item.occurred_at) if item.occurred_at else None
     return data
 
 

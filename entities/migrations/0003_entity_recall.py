@@ -62,7 +62,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='entity',
             name='search',
-            field=models.GeneratedField(db_persist=True, expression=django.contrib.postgres.search.SearchVector('name', 'description', config='english'), output_field=django.contrib.postgres.search.SearchVectorField()),
+            field=models.GeneratedField(db_persist=True, expression=django.contrib.postgres.search.SearchVector('description', config='english'), output_field=django.contrib.postgres.search.SearchVectorField()),
         ),
         migrations.AddField(
             model_name='relationship',

@@ -38,7 +38,10 @@ class Entity(models.Model):
     # a trigger clears it when the name, kind, aliases or description change.
     embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
     search = models.GeneratedField(
-        expression=SearchVector("name", "description", config="english"),
+        # The description's words only: a name is matched as the entity the query names
+        # (the entity dimension); counted twice, every card would outrank what the person
+        # said whenever a question mentions them.
+        expression=SearchVector("description", config="english"),
         output_field=SearchVectorField(),
         db_persist=True,
     )

@@ -248,3 +248,20 @@ def test_a_narrow_filter_is_searched_exactly_and_a_wide_one_by_the_index(api, wo
     turns = [r for r in api.post("/recall", {"query": "support group", "entity": caroline.pk}).json()["results"]
              if r["kind"] == "interaction"]
     assert turns and {r["speaker"] for r in turns} == {"Caroline"}
+
+
+def test_a_pack_answer_matches_its_schema_exactly(api, workspace):
+    import json
+
+    from ninja.responses import NinjaJSONEncoder
+
+    from context.schemas import PackOut
+
+    log_chat(workspace)
+    def as_ninja_sends_it(body):  # validated by the schema, rendered by ninja's encoder
+        return json.loads(json.dumps(PackOut.model_validate(body).model_dump(), cls=NinjaJSONEncoder))
+
+    body = api.post("/context", {"query": "support group", "budget_tokens": 300}).json()
+    assert as_ninja_sends_it(body) == body
+    again = api.get(f"/packs/{body['pack_id']}").json()
+    assert as_ninja_sends_it(again) == again == body

@@ -42,7 +42,7 @@ def test_the_worker_embeds_what_extraction_makes(workspace):
     assert not Entity.objects.filter(workspace=workspace, embedding__isnull=True).exists()
 
 
-def test_an_entity_is_recalled_by_meaning_and_by_words(api, workspace):
+def test_an_entity_is_recalled_by_meaning_and_by_its_description(api, workspace):
     _, _, acme, _ = _acme_job(workspace)
     assert Entity.objects.get(pk=acme.pk).embedding is None  # made outside the worker's processing
     assert entities_embed_all(workspace_id=workspace.pk) >= 2
