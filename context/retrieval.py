@@ -34,6 +34,9 @@ class Filters:
     include_candidates: bool = False
     as_of: datetime | None = None
     memory_types: tuple[str, ...] = MEMORY_TYPES
+    # Entity cards that hold nothing but a name and a kind ("Caroline (person)") tell an agent
+    # nothing its query did not: found only when entities are asked for by type.
+    bare_entities: bool = False
 
 
 @dataclass
@@ -378,6 +381,8 @@ def _entity_filters(f: Filters) -> tuple[str, list]:
     where, params = _decided_filters(f, "e")
     where = ["e.workspace_id = %s", "e.merged_into_id IS NULL", *where]
     params = [f.workspace_id, *params]
+    if not f.bare_entities:
+        where.append("(e.description <> '' OR cardinality(e.aliases) > 0)")
     if f.entity_id:
         where.append("e.id = %s")
         params.append(f.entity_id)

@@ -150,7 +150,8 @@ def ranked(request: RecallRequest) -> Ranking:
     filters = retrieval.Filters(
         workspace_id=request.workspace_id, entity_id=request.entity_id, conversation_id=request.conversation_id,
         channel=request.channel, min_confidence=request.min_confidence,
-        include_candidates=request.include_candidates, as_of=request.as_of, memory_types=memory_types)
+        include_candidates=request.include_candidates, as_of=request.as_of, memory_types=memory_types,
+        bare_entities=bool(request.types and "entity" in request.types))
     with transaction.atomic():
         named = retrieval.entities_named(request.workspace_id, request.query)
         hits = retrieval.search(filters, request.query, lambda: embedding.result()[0], kinds=kinds,

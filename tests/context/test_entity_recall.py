@@ -170,3 +170,17 @@ def test_the_processor_runs_in_the_workers_claim(workspace):
     assert Entity.objects.filter(workspace=workspace).exists()
     assert not Entity.objects.filter(workspace=workspace, embedding__isnull=True).exists()
     assert not Relationship.objects.filter(workspace=workspace, embedding__isnull=True).exists()
+
+
+def test_a_bare_card_comes_only_when_entities_are_asked_for(api, workspace):
+    log_chat(workspace)  # Caroline and Melanie: speakers, a name and a kind, nothing more
+    entities_embed_all()
+    caroline = Entity.objects.get(workspace=workspace, name="Caroline")
+    everything = _results(api, {"query": "What does Caroline do?", "limit": 20})
+    assert not any(r["kind"] == "entity" for r in everything)
+    asked = _results(api, {"query": "Caroline", "types": ["entity"]})
+    assert asked[0]["id"] == caroline.pk and asked[0]["text"] == "Caroline (person)"
+    entity_update(entity=caroline, description="a counselor in training")
+    entities_embed_all()
+    described = _results(api, {"query": "Who is training to be a counselor?", "limit": 20})
+    assert any(r["kind"] == "entity" and r["id"] == caroline.pk for r in described)
