@@ -1237,6 +1237,18 @@ def stage_breakdown(mnemo: Mnemo, dsn_given: bool, workspace_id: int, qs: list[t
 
 # --- main -------------------------------------------------------------------------------------
 
+PREWARMED = ["conversations_interaction", "memory_memory", "memory_memoryevidence", "conversations_conversationsummary",
+             "interaction_search_gin", "memory_search_gin", "interaction_embedding_hnsw", "memory_embedding_hnsw"]
+
+
+def prewarm(dsn: str) -> dict[str, int]:
+    """Blocks of the searched tables and indexes read into shared_buffers (pg_prewarm), as a
+    server that has been answering for a while would hold them."""
+    with connect(dsn) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
+        return {name: conn.execute("SELECT pg_prewarm(%s)", [name]).fetchone()[0] for name in PREWARMED}
+
+
 def server_settings(dsn: str) -> dict[str, str]:
     with connect(dsn) as conn:
         names = ["server_version", "shared_buffers", "work_mem", "max_parallel_workers_per_gather",
@@ -1283,6 +1295,9 @@ def run(args, mnemo: Mnemo, pool: Pool, report: dict) -> None:
                             [workspace_id]).fetchall()
         report["database_mb"] = round(conn.execute("SELECT pg_database_size(current_database())").fetchone()[0] / 2**20)
     print(f"sizes: {report['sizes']} (database {report['database_mb']:,} MB)", flush=True)
+    if args.prewarm:
+        report["prewarm_blocks"] = prewarm(dsn)
+        print(f"prewarmed: {report['prewarm_blocks']}", flush=True)
     speakers = [(r[0], r[1]) for r in rows]
     weights = np.array([max(r[2], 1) for r in rows], float)
     rng = random.Random(args.seed + 7)
@@ -1301,7 +1316,8 @@ def print_report(report: dict) -> None:
     print("\n" + "=" * 78)
     print(f"Mnemo scale benchmark · {report['date']} · {report['machine']}")
     print(f"PostgreSQL {report['postgres']['server_version']} · pgvector {report['postgres']['pgvector']} · "
-          f"shared_buffers {report['postgres']['shared_buffers']}")
+          f"shared_buffers {report['postgres']['shared_buffers']}"
+          + (" · searched tables and indexes prewarmed (pg_prewarm)" if report.get("prewarm_blocks") else ""))
     a, g = report["args"], report["generation"]
     asked = f"workspace {g['reused']!r} as generated before" if "reused" in g else \
         f"asked: {a['interactions']:,} interactions, {a['memories']:,} memories"
@@ -1367,6 +1383,9 @@ def main() -> None:
     parser.add_argument("--workspace", help="measure an already generated workspace (slug; needs --key, --url)")
     parser.add_argument("--key", help="an API key of --workspace")
     parser.add_argument("--json", help="write every number to this file")
+    parser.add_argument("--shared-buffers", help="the throw-away Mnemo's MNEMO_PG_SHARED_BUFFERS (e.g. 4GB)")
+    parser.add_argument("--prewarm", action="store_true",
+                        help="load the searched tables into PostgreSQL's cache (pg_prewarm) before measuring")
     args = parser.parse_args()
     if args.url and not args.var_dir:
         parser.error("--url needs --var-dir")
@@ -1387,7 +1406,8 @@ def main() -> None:
             report)
     else:
         print("starting a throw-away Mnemo …", flush=True)
-        with launched(timeout=300) as mnemo:
+        extra = {"MNEMO_PG_SHARED_BUFFERS": args.shared_buffers} if args.shared_buffers else None
+        with launched(env_extra=extra, timeout=300) as mnemo:
             run(args, mnemo, pool, report)
     print_report(report)
     if args.json:

