@@ -269,13 +269,19 @@ def _entity_items(workspace_id: int, entity_ids: list[int], as_of: datetime | No
     relationships, each citing the message it came from."""
     from conversations.models import Interaction
     from entities.models import Entity
-    from entities.selectors import profile_current, relationships_for
+    from entities.selectors import profile_current_of, relationships_of
     from entities.services.embedding import relationship_text
 
-    rows = []
-    for entity in Entity.objects.filter(workspace_id=workspace_id, pk__in=entity_ids):
-        rows += [(entity, value) for value in profile_current(entity=entity)]  # a handful per entity
-        rows += [(entity, rel) for rel in relationships_for(entity=entity, as_of=as_of)]
+    entities = {e.pk: e for e in Entity.objects.filter(workspace_id=workspace_id, pk__in=entity_ids).order_by("id")}
+    if not entities:
+        return []
+    values = profile_current_of(entity_ids=list(entities))
+    relationships = relationships_of(entity_ids=list(entities), as_of=as_of)
+    rows = []  # per entity: its profile values, then its relationships (each once)
+    for pk, entity in entities.items():
+        rows += [(entity, value) for value in values.get(pk, [])]
+        rows += [(entity, rel) for rel in relationships if pk in (rel.subject_id, rel.object_id)
+                 and not any(rel is seen for _, seen in rows)]
     cited = dict(Interaction.objects.filter(pk__in={row.evidence_id for _, row in rows if row.evidence_id})
                  .values_list("pk", "external_id"))
     items = []

@@ -53,12 +53,18 @@ def identity_get(*, workspace: Workspace, identity_id: int) -> Identity:
 
 def profile_current(*, entity: Entity) -> list[ProfileValue]:
     """The current value of each key: the active row that no active row supersedes."""
-    rows = (ProfileValue.objects.filter(entity=entity, status=ProfileStatus.ACTIVE, superseded_by__isnull=True)
-            .order_by("key", "-created_at", "-id"))
-    current: dict[str, ProfileValue] = {}
+    return profile_current_of(entity_ids=[entity.pk]).get(entity.pk, [])
+
+
+def profile_current_of(*, entity_ids: list[int]) -> dict[int, list[ProfileValue]]:
+    """profile_current of several entities in one query: entity id -> its current values."""
+    rows = (ProfileValue.objects.filter(entity_id__in=entity_ids, status=ProfileStatus.ACTIVE,
+                                        superseded_by__isnull=True)
+            .order_by("entity_id", "key", "-created_at", "-id"))
+    current: dict[int, dict[str, ProfileValue]] = {}
     for row in rows:
-        current.setdefault(row.key, row)
-    return list(current.values())
+        current.setdefault(row.entity_id, {}).setdefault(row.key, row)
+    return {entity_id: list(values.values()) for entity_id, values in current.items()}
 
 
 def profile_history(*, entity: Entity, key: str | None = None) -> list[ProfileValue]:
@@ -77,7 +83,15 @@ def relationships_for(*, entity: Entity, as_of: datetime | None = None, known_at
     """The entity's relationships (either end). With `as_of`: those true at that time
     (valid time); with `known_at`: only what had been learned by then (transaction time).
     Without `as_of`, superseded ones are left out: they are the past."""
-    qs = Relationship.objects.filter(Q(subject=entity) | Q(object=entity)).select_related("subject", "object")
+    return relationships_of(entity_ids=[entity.pk], as_of=as_of, known_at=known_at,
+                            include_candidates=include_candidates)
+
+
+def relationships_of(*, entity_ids: list[int], as_of: datetime | None = None, known_at: datetime | None = None,
+                     include_candidates: bool = False) -> list[Relationship]:
+    """relationships_for of several entities in one query (each relationship once)."""
+    qs = (Relationship.objects.filter(Q(subject_id__in=entity_ids) | Q(object_id__in=entity_ids))
+          .select_related("subject", "object"))
     statuses = [RelationshipStatus.ACTIVE]
     if include_candidates:
         statuses.append(RelationshipStatus.CANDIDATE)
