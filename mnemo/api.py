@@ -22,6 +22,7 @@ from memory.api import router as memory_router
 from context.api import router as context_router
 from review.api import router as review_router
 from core.errors import ApiError
+from core.providers.base import ProviderError
 from core.logging import request_id_var
 from mnemo.auth import MissingScope
 
@@ -111,6 +112,14 @@ def _not_found(request: HttpRequest, exc: Exception) -> HttpResponse:
 @api.exception_handler(ObjectDoesNotExist)
 def _does_not_exist(request: HttpRequest, exc: Exception) -> HttpResponse:
     return error_response(404, "not_found", "Not found.")
+
+
+@api.exception_handler(ProviderError)
+def _provider_unavailable(request: HttpRequest, exc: ProviderError) -> HttpResponse:
+    # The embedding model (or LLM) behind a request failed: the query itself may be fine.
+    logger.warning("provider failed", extra={"path": request.path, "error": str(exc)})
+    return error_response(503, "provider_unavailable", f"The model provider failed: {exc}",
+                          {"retryable": exc.retryable})
 
 
 @api.exception_handler(Exception)

@@ -265,3 +265,24 @@ def test_a_pack_answer_matches_its_schema_exactly(api, workspace):
     assert as_ninja_sends_it(body) == body
     again = api.get(f"/packs/{body['pack_id']}").json()
     assert as_ninja_sends_it(again) == again == body
+
+
+def test_an_embedding_provider_failure_is_503_with_nothing_logged(api, workspace, monkeypatch):
+    from core.providers import embeddings
+    from tests.openai_server import OpenAIServer
+
+    server = OpenAIServer()
+    try:
+        monkeypatch.setattr(embeddings, "_embedder", embeddings.OpenAICompatibleEmbedder(
+            base_url=server.url, model="test", dimensions=384, timeout=5))
+        server.error(503)
+        server.error(400)
+        retryable = api.post("/context", {"query": "support group"})
+        assert retryable.status_code == 503
+        assert retryable.json()["error"]["code"] == "provider_unavailable"
+        assert retryable.json()["error"]["details"] == {"retryable": True}
+        refused = api.post("/recall", {"query": "support group"})
+        assert refused.status_code == 503 and refused.json()["error"]["details"] == {"retryable": False}
+        assert PackLog.objects.count() == 0
+    finally:
+        server.close()
