@@ -1,10 +1,12 @@
 """Hybrid retrieval across the layers (DESIGN.md, context; seed 003 unified recall): for
-each searchable kind, the nearest neighbours by embedding (pgvector HNSW, cosine, with
-iterative index scans so filters do not starve the result) and the best full-text matches
-(PostgreSQL tsvector, any query word may match, ranked by cover density), as `Hit`s that
-the pure scorer turns into one ranking.
+each searchable kind (interactions, memories, entity cards, relationships; summaries among
+the conversations those found), the nearest neighbours by embedding (pgvector HNSW,
+cosine, with iterative index scans so filters do not starve the result; exact when a filter
+leaves few rows) and the best full-text matches (PostgreSQL tsvector, any query word may
+match, ranked by cover density), as `Hit`s that the pure scorer turns into one ranking.
 
-Only reads here. The query embedding is the one model call a request may make."""
+Every full-text search runs before the first dense one, so the query can be embedded
+meanwhile (`search` takes the vector as a callable that waits for it). Only reads here."""
 
 from __future__ import annotations
 
