@@ -2,10 +2,11 @@
 
 kombu writes a message by creating its file under the final name and then writing into it,
 while a consumer moves and reads any file with that name, unlocked: under load a worker can
-read a message before its bytes are there, fail to decode it and stop (seen at ~30 packs a
-second: every pack enqueues its reinforcement). Here a message is written under a name no
-consumer looks at and renamed into place, which is atomic on one filesystem. Installed in
-place of kombu's "filesystem" alias by mnemo.celery, so broker URLs stay the same."""
+read a message before its bytes are there, fail to decode it and stop (seen under the scale
+benchmark's single client, a few packs a second, each enqueuing its reinforcement). Here a
+message is written under a name no consumer looks at and renamed into place, which is
+atomic on one filesystem. Installed in place of kombu's "filesystem" alias by mnemo.celery,
+so broker URLs stay the same."""
 
 from __future__ import annotations
 
