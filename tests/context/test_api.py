@@ -286,3 +286,31 @@ def test_an_embedding_provider_failure_is_503_with_nothing_logged(api, workspace
         assert PackLog.objects.count() == 0
     finally:
         server.close()
+
+
+def test_summaries_are_ranked_in_the_conversations_the_other_kinds_found(api, workspace, monkeypatch):
+    """A summary (here one an LLM might write, with a word none of its turns says) comes with
+    recall when its conversation's turns or memories were found too, or when summaries alone
+    are asked for; ranking every summary that shares a word is what cost 40 ms at scale."""
+    from context import retrieval
+    from conversations.models import Conversation, ConversationSummary
+
+    ids = log_chat(workspace)  # conv-1: nothing about volunteering
+    log_chat(workspace, [("Melanie", "I volunteer at the food bank every Saturday morning."),
+                         ("Caroline", "Volunteering there sounds rewarding.")], start=T0 + timedelta(days=3),
+             thread="conv-2")
+    first = Conversation.objects.get(thread="conv-1")
+    summary = ConversationSummary.objects.create(
+        workspace=workspace, conversation=first, text="Two friends discuss volunteering and art.",
+        source_first_id=ids[0], source_last_id=ids[-1], source_count=len(ids), made_by="llm:test")
+    Conversation.objects.filter(pk=first.pk).update(current_summary=summary)
+    monkeypatch.setattr(retrieval, "DEPTH", 2)  # each ranker finds the two volunteering turns only
+
+    def summaries(types):
+        results = api.post("/recall", {"query": "volunteering", "types": types, "limit": 50}).json()["results"]
+        return [r["id"] for r in results if r["kind"] == "summary"]
+
+    assert summaries(["summary"]) == [summary.pk]
+    assert summaries(["interaction", "summary"]) == []  # conv-1's turns were not among those found
+    monkeypatch.setattr(retrieval, "DEPTH", 60)
+    assert summaries(["interaction", "summary"]) == [summary.pk]
