@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.conf import settings
-from django.core.serializers.json import DjangoJSONEncoder
 from django.core.exceptions import ValidationError
+from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connection, transaction
 from django.utils import timezone
 
