@@ -314,3 +314,21 @@ def test_summaries_are_ranked_in_the_conversations_the_other_kinds_found(api, wo
     assert summaries(["interaction", "summary"]) == []  # conv-1's turns were not among those found
     monkeypatch.setattr(retrieval, "DEPTH", 60)
     assert summaries(["interaction", "summary"]) == [summary.pk]
+
+
+def test_full_text_orders_by_cover_density_among_the_best_by_plain_rank(workspace, monkeypatch):
+    from django.db import connection
+
+    from context import retrieval
+
+    ids = log_chat(workspace, [("Caroline", "apple pie, apple tart and apple cake"), ("Caroline", "apple and apple"),
+                               ("Caroline", "an apple")], thread="fruit")
+    where, params = retrieval._interaction_filters(retrieval.Filters(workspace_id=workspace.pk))
+
+    def lexical():
+        with connection.cursor() as cursor:
+            return retrieval._lexical(cursor, "conversations_interaction", "i", where, params, ["appl"])
+
+    assert set(lexical()) == set(ids)
+    monkeypatch.setattr(retrieval, "RERANK", 2)  # the plain rank keeps the two with more apples
+    assert set(lexical()) == set(ids[:2])
