@@ -165,10 +165,17 @@ def _lexical(cursor, table: str, alias: str, where: str, params: list, lexemes: 
     return [row[0] for row in cursor.fetchall()]
 
 
+# How far an iterative scan may walk for a filter (pgvector's default is 20,000 tuples). On
+# the 1 M-interaction workspace, for speakers too large for the exact search, 10,000 gave the
+# same top 60 as 20,000 on 60 queries, at p95 55 ms instead of 74; 5,000 lost rows.
+MAX_SCAN_TUPLES = 10_000
+
+
 def _prepare(cursor) -> None:
     # pgvector 0.8: keep scanning the HNSW graph until enough rows pass the filters.
     cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
     cursor.execute(f"SET LOCAL hnsw.ef_search = {EF_SEARCH}")
+    cursor.execute(f"SET LOCAL hnsw.max_scan_tuples = {MAX_SCAN_TUPLES}")
 
 
 def _interaction_filters(f: Filters, alias: str = "i") -> tuple[str, list]:
