@@ -277,11 +277,13 @@ def _entity_items(workspace_id: int, entity_ids: list[int], as_of: datetime | No
         return []
     values = profile_current_of(entity_ids=list(entities))
     relationships = relationships_of(entity_ids=list(entities), as_of=as_of)
-    rows = []  # per entity: its profile values, then its relationships (each once)
+    rows, listed = [], set()  # per entity: its profile values, then its relationships (each once)
     for pk, entity in entities.items():
         rows += [(entity, value) for value in values.get(pk, [])]
-        rows += [(entity, rel) for rel in relationships if pk in (rel.subject_id, rel.object_id)
-                 and not any(rel is seen for _, seen in rows)]
+        for rel in relationships:
+            if pk in (rel.subject_id, rel.object_id) and rel.pk not in listed:
+                listed.add(rel.pk)
+                rows.append((entity, rel))
     cited = dict(Interaction.objects.filter(pk__in={row.evidence_id for _, row in rows if row.evidence_id})
                  .values_list("pk", "external_id"))
     items = []

@@ -141,5 +141,5 @@ def merges_of(*, entity: Entity) -> list[EntityMerge]:
 
 def embedding_pending_count(workspace: Workspace) -> int:
     """For /api/v1/status: entity cards and relationships still waiting for an embedding."""
-    return (Entity.objects.filter(workspace=workspace, embedding__isnull=True).count()
+    return (Entity.objects.filter(workspace=workspace, embedding__isnull=True, merged_into__isnull=True).count()
             + Relationship.objects.filter(workspace=workspace, embedding__isnull=True).count())

@@ -107,7 +107,11 @@ class Launcher:
             say("MNEMO_PG_SHARED_BUFFERS applies when this launcher starts the database; it was running")
         elif buffers:
             # PostgreSQL's page cache: its default of 128 MB holds little of a large workspace.
-            restarted = embedded_db.ensure_restart_setting(embedded_db.DEFAULT_PGDATA, "shared_buffers", buffers)
+            try:
+                restarted = embedded_db.ensure_restart_setting(embedded_db.DEFAULT_PGDATA, "shared_buffers", buffers)
+            except Exception as exc:  # a value PostgreSQL does not take ("4 gigs"): say so, start nothing
+                say(f"MNEMO_PG_SHARED_BUFFERS={buffers!r} was not applied: {exc}")
+                sys.exit(1)
             if restarted.pid != server.pid:
                 say(f"restarted embedded PostgreSQL with shared_buffers = {buffers} (pid {restarted.pid})")
 

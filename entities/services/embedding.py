@@ -28,12 +28,14 @@ def relationship_text(rel: Relationship) -> str:
 
 def entities_embed(*, workspace_id: int | None = None, batch_size: int = 64) -> int:
     """Embed up to `batch_size` entity cards and as many relationships that have no
-    embedding (of one workspace, or any). Rows another worker holds are skipped."""
+    embedding (of one workspace, or any), in one model call. Entities merged into another
+    are left out (recall never shows them; once split back they are picked up). Rows
+    another worker holds are skipped."""
     from core.providers import get_embedder
 
-    done = 0
     with transaction.atomic():
-        entities = Entity.objects.select_for_update(skip_locked=True).filter(embedding__isnull=True)
+        entities = Entity.objects.select_for_update(skip_locked=True).filter(embedding__isnull=True,
+                                                                             merged_into__isnull=True)
         relationships = (Relationship.objects.select_for_update(skip_locked=True, of=("self",))
                          .select_related("subject", "object").filter(embedding__isnull=True))
         if workspace_id is not None:
@@ -44,14 +46,13 @@ def entities_embed(*, workspace_id: int | None = None, batch_size: int = 64) -> 
         texts = [entity_card(e) for e in picked_entities] + [relationship_text(r) for r in picked_relationships]
         if not texts:
             return 0
-        vectors = get_embedder().embed(texts)
-        for entity, vector in zip(picked_entities, vectors):
-            Entity.objects.filter(pk=entity.pk).update(embedding=vector)
-            done += 1
-        for rel, vector in zip(picked_relationships, vectors[len(picked_entities):]):
-            Relationship.objects.filter(pk=rel.pk).update(embedding=vector)
-            done += 1
-    return done
+        vectors = iter(get_embedder().embed(texts))
+        for row in (*picked_entities, *picked_relationships):
+            row.embedding = next(vectors)
+        # Only the embedding column: the triggers that clear it watch the others.
+        Entity.objects.bulk_update(picked_entities, ["embedding"])
+        Relationship.objects.bulk_update(picked_relationships, ["embedding"])
+    return len(texts)
 
 
 def entities_embed_all(*, workspace_id: int | None = None) -> int:

@@ -184,3 +184,13 @@ def test_a_bare_card_comes_only_when_entities_are_asked_for(api, workspace):
     entities_embed_all()
     described = _results(api, {"query": "Who is training to be a counselor?", "limit": 20})
     assert any(r["kind"] == "entity" and r["id"] == caroline.pk for r in described)
+
+
+def test_an_entity_merged_away_is_neither_embedded_nor_waited_for(api, workspace):
+    kept = entity_create(workspace=workspace, kind="organisation", name="Acme Robotics")
+    gone = entity_create(workspace=workspace, kind="organisation", name="ACME robotics ltd")
+    entity_merge(source=gone, target=kept)
+    entities_embed_all()
+    assert Entity.objects.get(pk=kept.pk).embedding is not None
+    assert Entity.objects.get(pk=gone.pk).embedding is None
+    assert api.get("/status").json()["pending"]["entities to embed"] == 0
