@@ -71,8 +71,11 @@ def _vector(vector) -> str:
 # How many rows (by the table's statistics) the words that find full-text candidates may
 # match together: ranking every row a common word matches is what made full text take
 # ~500 ms at 1 M interactions. Rarer query words find the candidates; the common ones still
-# count in their ranking. Tables smaller than the bound are searched with every word.
-MAX_POSTINGS = 5000
+# count in their ranking. Tables smaller than the bound are searched with every word. Each
+# row costs a heap visit (~1.5 µs) and a rank: on the 1 M-interaction workspace, 60 queries'
+# full text took 16.7 ms (p50, four kinds) at 5,000, 10.7 at 3,000, 8.6 at 2,000; the final
+# top 10 kept 93 % and 89 % of the 5,000 bound's items (bench/RESULTS.md).
+MAX_POSTINGS = 2000
 RERANK = 300
 STATS_SECONDS = 300
 
@@ -491,6 +494,13 @@ def _relationship_hits(cursor, ids: set[int]) -> dict[int, Hit]:
     return hits
 
 
+# Summaries are ranked among the conversations of the hits in the first SUMMARY_SCOPE
+# places of either ranker (interactions, memories): ~70 conversations rather than all ~230
+# that the hits of a query at 1 M interactions come from (summary texts are long; ranking
+# each costs ~20 µs).
+SUMMARY_SCOPE = 20
+
+
 @dataclass(frozen=True)
 class _Kind:
     table: str
@@ -540,7 +550,8 @@ def search(filters: Filters, query: str, vector: Callable[[], list[float]] | lis
             if ids:
                 hits += _ranked(spec.hits(cursor, ids), dense, lexical).values()
         if "summary" in kinds:
-            found = {h.conversation_id for h in hits if h.conversation_id is not None}
+            found = {h.conversation_id for h in hits if h.conversation_id is not None
+                     and min(h.dense_rank or DEPTH + 1, h.lexical_rank or DEPTH + 1) <= SUMMARY_SCOPE}
             scoped = "interaction" in searched or "memory" in searched
             hits += _summaries(cursor, filters, lexemes, found if scoped else None).values()
     return hits

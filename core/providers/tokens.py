@@ -29,6 +29,10 @@ class TokenCounter(Protocol):
 _COUNTED_WORD = re.compile(r"[^ ]*?[\w!-/:-@\[-`{-~][^ ]*")
 
 
+# Word counts a counter remembers before it starts again (a dict of short strings: ~10 MB).
+WORDS_REMEMBERED = 100_000
+
+
 class WordPieceTokenCounter:
     name = "wordpiece"
 
@@ -46,10 +50,32 @@ class WordPieceTokenCounter:
         tokenizer.no_truncation()
         tokenizer.no_padding()
         self._tokenizer = tokenizer
+        self._words: dict[str, int] = {}
 
     def count(self, text: str) -> int:
+        """The tokenizer's count, added up word by word with each word's count remembered: a
+        pack measures hundreds of lines made of the same few thousand words, and the
+        tokenizer's call costs ~40 µs a line where the lookups cost a few. Exact: the
+        pre-tokenizer splits at every space, so no token spans two words (property-tested
+        against the tokenizer). Texts with characters that normalising removes or turns into
+        a space (controls, unusual spaces) go to the tokenizer whole."""
         if not text:
             return 0
+        flat = text.replace("\n", " ").replace("\t", " ").replace("\r", " ")
+        if not flat.isprintable():
+            return self._encoded(text)
+        words, total = self._words, 0
+        for word in flat.split(" "):
+            if word:
+                found = words.get(word)
+                if found is None:
+                    if len(words) >= WORDS_REMEMBERED:
+                        words.clear()
+                    found = words[word] = self._encoded(word)
+                total += found
+        return total
+
+    def _encoded(self, text: str) -> int:
         return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
 
     @staticmethod

@@ -314,6 +314,9 @@ def test_summaries_are_ranked_in_the_conversations_the_other_kinds_found(api, wo
     assert summaries(["interaction", "summary"]) == []  # conv-1's turns were not among those found
     monkeypatch.setattr(retrieval, "DEPTH", 60)
     assert summaries(["interaction", "summary"]) == [summary.pk]
+    # Only the conversations of the hits in the first SUMMARY_SCOPE places of a ranker count.
+    monkeypatch.setattr(retrieval, "SUMMARY_SCOPE", 2)  # the two volunteering turns (conv-2) again
+    assert summaries(["interaction", "summary"]) == []
 
 
 def test_full_text_orders_by_cover_density_among_the_best_by_plain_rank(workspace, monkeypatch):

@@ -24,8 +24,9 @@ def test_common_words_rank_but_do_not_find():
 
 def test_the_rarest_words_find_while_their_postings_fit_together():
     rows = 100_000
-    match, _ = text_queries(["a", "b", "c", "d"], stats(rows, a=0.02, b=0.025, c=0.03, d=0.2))
-    # 2,000 + 2,500 fit in the bound; adding 3,000 would not.
+    share = MAX_POSTINGS / rows
+    match, _ = text_queries(["a", "b", "c", "d"], stats(rows, a=0.4 * share, b=0.5 * share, c=0.6 * share, d=0.2))
+    # 40 % + 50 % of the bound fit in it; adding 60 % would not.
     assert match == "'a' | 'b'"
 
 

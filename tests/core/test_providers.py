@@ -176,6 +176,31 @@ def test_wordpiece_counts_add_up_across_a_space(a, b):
     assert counter.count(a + " " + b) <= counter.count(a) + counter.count(b)
 
 
+_TEXTS = st.one_of(
+    st.text(),
+    st.lists(st.sampled_from(["Caroline", "went", "to", "the", "LGBTQ+", "café", "naïve", "12€", "—", "!!", "日本語",
+                              "e\u0301", "\u0301", "don't", "[8", "May", "2023]", "x²", " ", "\n", "\t", "\r",
+                              "\u00a0", "\u200b", "\x1c", "\x00", "\ufffd"]), max_size=40).map("".join),
+)
+
+
+@hsettings(max_examples=400, deadline=None)
+@given(_TEXTS)
+def test_the_wordpiece_count_word_by_word_is_the_tokenizers_count(text):
+    counter = WordPieceTokenCounter()
+    exact = len(counter._tokenizer.encode(text, add_special_tokens=False).ids)
+    assert counter.count(text) == exact
+    assert counter.count(text) == exact  # again, from the remembered words
+
+
+def test_the_wordpiece_counter_forgets_words_beyond_its_bound(monkeypatch):
+    monkeypatch.setattr("core.providers.tokens.WORDS_REMEMBERED", 3)
+    counter = WordPieceTokenCounter()
+    assert counter.count("one two three four five") == 5
+    assert len(counter._words) <= 3
+    assert counter.count("one two three four five") == 5
+
+
 @hsettings(max_examples=200, deadline=None)
 @given(st.text())
 def test_the_byte_counter_never_counts_fewer_than_the_wordpiece_tokenizer(text):
