@@ -11,7 +11,7 @@ query embedding; HNSW recall against exact search at the same filters).
    workspace (bench.harness.workspace_key), ~200 speaker entities with their identities
    (chat, slack, email handles), conversations of two speakers, interactions, their
    InteractionIndex rows, a summary and an episode cursor per conversation (so nothing is
-   left for the worker: /status is idle), memories with MemoryEvidence, and concept links.
+   left for the worker: /status is idle), memories with MemoryEvidence (and their concepts, as memory_store keeps them), and concept links.
    Texts: LoCoMo turns (../shared/bench, when present) recombined as conversations with the
    speakers' names swapped and numbers perturbed, plus generated first-person sentences;
    summaries, episodic and rule memories come from Mnemo's own pure code
@@ -417,7 +417,7 @@ INTERACTION_COLS = ("id, workspace_id, entity_id, conversation_id, api_key_id, c
 MEMORY_COLS = ("id, workspace_id, type, certainty, status, text, text_hash, confidence, importance, subject_id, "
                "attribute, value, polarity, source, rule, model, prompt_version, conversation_id, occurred_at, "
                "event_first, event_last, reinforcement_count, last_confirmed_at, access_count, strength, embedding, "
-               "metadata, created_at, updated_at")
+               "concepts, metadata, created_at, updated_at")
 EVIDENCE_COLS = "id, memory_id, interaction_id, quote, start, \"end\", created_at"
 
 
@@ -651,7 +651,8 @@ class Generator:
                 d["importance"], d["subject"], d["attribute"][:120], d["value"][:300], d["polarity"],
                 d["source"][:40], d["rule"], d["model"], d["prompt_version"], int(r.conv_ids[r.conv_of[d["at"]]]),
                 occurred, d["event_first"], d["event_last"], d["reinforcement"], confirmed, 0,
-                round(rng.uniform(0.5, 1.0), 3), vector_text(vec), json.dumps(d["metadata"]), created, updated))
+                round(rng.uniform(0.5, 1.0), 3), vector_text(vec), sorted(concept_rules.concepts(d["text"])),
+                json.dumps(d["metadata"]), created, updated))
             for i, quote, start, end in d["evidence"]:
                 chunk.evidence.append((int(evidence_ids[e]), int(mid), int(r.ids[i]), quote, start, end, created))
                 e += 1

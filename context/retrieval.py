@@ -62,6 +62,7 @@ class Hit:
     entity_ids: frozenset[int] = frozenset()
     sources: list[tuple[int, str | None]] = field(default_factory=list)
     conversation_id: int | None = None
+    concepts: frozenset[str] | None = None  # as stored with the row; None: extract from the text
 
 
 def _vector(vector) -> str:
@@ -310,18 +311,20 @@ def _ranked(hits: dict[int, Hit], dense: list[tuple[int, float]], lexical: list[
 def _memory_hits(cursor, ids: set[int]) -> dict[int, Hit]:
     cursor.execute("""
         SELECT m.id, m.text, m.type, m.occurred_at, m.event_first, m.created_at, m.importance, m.confidence,
-               m.certainty, m.status, m.reinforcement_count, m.access_count, m.subject_id, m.conversation_id
+               m.certainty, m.status, m.reinforcement_count, m.access_count, m.subject_id, m.conversation_id,
+               m.concepts
         FROM memory_memory m WHERE m.id = ANY(%s)""", [list(ids)])
     hits = {}
     for (pk, text, type_, occurred_at, event_first, created_at, importance, confidence, certainty, status,
-         reinforcement, access, subject_id, conversation) in cursor.fetchall():
+         reinforcement, access, subject_id, conversation, concepts) in cursor.fetchall():
         when = occurred_at
         if event_first is not None:
             when = datetime.combine(event_first, datetime.min.time(), tzinfo=created_at.tzinfo)
         hits[pk] = Hit(kind="memory", id=pk, text=text, type=type_, occurred_at=when, learned_at=created_at,
                        importance=importance, confidence=confidence, certainty=certainty, status=status,
                        reinforcement=reinforcement, access_count=access,
-                       entity_ids=frozenset({subject_id}) if subject_id else frozenset(), conversation_id=conversation)
+                       entity_ids=frozenset({subject_id}) if subject_id else frozenset(), conversation_id=conversation,
+                       concepts=frozenset(concepts) if concepts is not None else None)
     cursor.execute("""
         SELECT ev.memory_id, ev.interaction_id, i.external_id, i.entity_id
         FROM memory_memoryevidence ev JOIN conversations_interaction i ON i.id = ev.interaction_id

@@ -104,12 +104,16 @@ def _validate(request: RecallRequest) -> None:
 
 
 def _links(workspace_id: int, query_concepts: frozenset[str]) -> dict[tuple[str, str], float]:
+    """The strongest links of the query's concepts (a link under 0.2 is a chance co-occurrence)."""
     if not query_concepts:
         return {}
-    names = list(query_concepts)
-    rows = ConceptLink.objects.filter(workspace_id=workspace_id, weight__gte=0.2).filter(
-        a__in=names) | ConceptLink.objects.filter(workspace_id=workspace_id, weight__gte=0.2, b__in=names)
-    return {(a, b): weight for a, b, weight in rows.order_by("-weight").values_list("a", "b", "weight")[:200]}
+    names = sorted(query_concepts)
+    with connection.cursor() as cursor:  # the ORM's OR of two querysets cost ~1 ms more than the query
+        cursor.execute("""
+            SELECT a, b, weight FROM context_conceptlink
+            WHERE workspace_id = %s AND weight >= 0.2 AND (a = ANY(%s) OR b = ANY(%s))
+            ORDER BY weight DESC, a, b LIMIT 200""", [workspace_id, names, names])
+        return {(a, b): weight for a, b, weight in cursor.fetchall()}
 
 
 def _candidate(hit: retrieval.Hit, *, with_concepts: bool = True) -> scoring.Candidate:
@@ -118,9 +122,14 @@ def _candidate(hit: retrieval.Hit, *, with_concepts: bool = True) -> scoring.Can
         lexical_rank=hit.lexical_rank, dense_rank=hit.dense_rank, occurred_at=hit.occurred_at,
         learned_at=hit.learned_at, importance=hit.importance, confidence=hit.confidence, certainty=hit.certainty,
         reinforcement=hit.reinforcement, access_count=hit.access_count,
-        concepts=concept_rules.concepts(hit.text) if with_concepts else frozenset(), entity_ids=hit.entity_ids,
+        concepts=_concepts(hit) if with_concepts else frozenset(), entity_ids=hit.entity_ids,
         status=hit.status,
     )
+
+
+def _concepts(hit: retrieval.Hit) -> frozenset[str]:
+    """Stored with the row where the kind keeps them (memories), else extracted now."""
+    return hit.concepts if hit.concepts is not None else concept_rules.concepts(hit.text)
 
 
 def _item(hit: retrieval.Hit, scored: scoring.Scored) -> Item:

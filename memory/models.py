@@ -8,6 +8,7 @@ row of extra state each. Working memory, scratchpads and trusted state are the a
 the team's own notes and live beside them."""
 
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
@@ -96,6 +97,11 @@ class Memory(models.Model):
     last_accessed_at = models.DateTimeField(null=True, blank=True)
     strength = models.FloatField(default=1.0, help_text="Decays with time, restored by use (seed 004).")
     embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
+    # The text's concepts (context.concepts), taken when the row is written: a memory's text
+    # never changes in place (an edit is a new version), and recall would otherwise extract
+    # them again for every query that ranks the memory (~90 µs each). Null for rows written
+    # before the column existed: recall then extracts them itself.
+    concepts = ArrayField(models.TextField(), null=True, blank=True, editable=False)
     metadata = models.JSONField(default=dict, blank=True)
     decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                    related_name="+")

@@ -27,6 +27,7 @@ from django.db.models import F
 from django.utils import timezone
 from pgvector.django import CosineDistance
 
+from context.concepts import concepts as text_concepts
 from core import privacy
 from core.errors import ApiError, Conflict, NotFound
 from core.models import Workspace
@@ -274,7 +275,8 @@ def memory_store(*, workspace_id: int, draft: Draft, actor: Actor = SYSTEM, embe
         source=draft.source[:40], rule=draft.rule[:80], model=draft.model[:120], prompt_version=draft.prompt_version[:40],
         conflicts_with=contradicted, conversation_id=draft.conversation_id, occurred_at=draft.occurred_at,
         event_first=draft.event_first, event_last=draft.event_last or draft.event_first, embedding=embedding,
-        metadata=draft.metadata, created_at=now, updated_at=now, decided_at=now if auto else None,
+        concepts=sorted(text_concepts(draft.text)), metadata=draft.metadata, created_at=now, updated_at=now,
+        decided_at=now if auto else None,
     )
     _add_evidence(memory, draft.evidence)
     if extra is not None:
@@ -552,6 +554,7 @@ def memory_edit(*, memory: Memory, actor: Actor, note: str = "", **changes) -> M
         reinforcement_count=memory.reinforcement_count, last_confirmed_at=memory.last_confirmed_at,
         access_count=memory.access_count, last_accessed_at=memory.last_accessed_at, metadata=memory.metadata,
         embedding=memory.embedding if "text" not in changes else None,
+        concepts=memory.concepts if "text" not in changes else sorted(text_concepts(draft.text)),
         decided_by=actor.user, decided_at=now, created_at=now, updated_at=now,
     )
     MemoryEvidence.objects.bulk_create([

@@ -184,6 +184,23 @@ def test_concepts_said_together_are_linked(workspace):
     assert ConceptLink.objects.filter(workspace=workspace).exists()
 
 
+def test_recall_scores_a_memory_by_the_concepts_stored_with_it(api, workspace):
+    log_chat(workspace)
+    memory_id = api.post("/memories", {"text": "Melanie runs a charity race every summer."}).json()["memory"]["id"]
+    memories_embed()
+
+    def concept_score():
+        results = api.post("/recall", {"query": "What charity does Melanie support?", "types": ["fact"]}).json()
+        return next(r["score_breakdown"]["concept"] for r in results["results"] if r["id"] == memory_id)
+
+    extracted = concept_score()
+    assert extracted > 0  # "charity" and "melanie" are in both
+    Memory.objects.filter(pk=memory_id).update(concepts=["zebra"])  # what recall reads is the stored set
+    assert concept_score() < extracted
+    Memory.objects.filter(pk=memory_id).update(concepts=None)  # not stored: extracted from the text again
+    assert concept_score() == extracted
+
+
 @pytest.mark.parametrize("payload", [
     {"query": ""},
     {"query": "x", "budget_tokens": 10},

@@ -169,6 +169,35 @@ def test_an_edit_is_a_new_version_and_the_history_shows_both(api):
     assert history == api.get(f"/memories/{memory['id']}/history").json()
 
 
+def test_a_memory_keeps_its_texts_concepts_and_an_edit_takes_them_anew(api):
+    from context.concepts import concepts
+
+    memory = remember(api, "Caroline joined the LGBTQ support group in Boston.")["memory"]
+    stored = Memory.objects.get(pk=memory["id"]).concepts
+    assert stored == sorted(concepts("Caroline joined the LGBTQ support group in Boston.")) and "boston" in stored
+    kept = api.patch(f"/memories/{memory['id']}", {"importance": 0.9}).json()
+    assert Memory.objects.get(pk=kept["id"]).concepts == stored
+    edited = api.patch(f"/memories/{kept['id']}", {"text": "Caroline joined a painting class in Denver."}).json()
+    assert "denver" in Memory.objects.get(pk=edited["id"]).concepts
+    assert "boston" not in Memory.objects.get(pk=edited["id"]).concepts
+
+
+def test_the_migration_fills_the_concepts_of_memories_written_before_it(api):
+    import importlib
+
+    from django.apps import apps
+    from django.db import connection
+
+    from context.concepts import concepts
+
+    ids = [remember(api, text)["memory"]["id"] for text in ("Melanie paints sunsets by the lake.", "The VPN is vpn-3.")]
+    Memory.objects.filter(pk__in=ids).update(concepts=None)
+    migration = importlib.import_module("memory.migrations.0004_memory_concepts")
+    migration.backfill(apps, connection.schema_editor(atomic=False))
+    for memory in Memory.objects.filter(pk__in=ids):
+        assert memory.concepts == sorted(concepts(memory.text)) and memory.concepts
+
+
 def test_edit_validation(api):
     memory = remember(api, "The standup is at 9:30.")["memory"]
     assert_error(api.patch(f"/memories/{memory['id']}", {}), 422)
