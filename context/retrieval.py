@@ -527,12 +527,15 @@ def search(filters: Filters, query: str, vector: Callable[[], list[float]] | lis
            kinds: tuple[str, ...] = KINDS, named: list[int] = ()) -> list[Hit]:
     """Every kind's dense and lexical neighbours of the query, as hits with their ranks.
     `vector`: the query's embedding, or a callable that waits for it: every full-text search
-    runs first, so the embedding can be computed meanwhile. `named`: the ids of the entities
+    runs first, so the embedding can be computed meanwhile (a callable with a `start()`
+    method is told when they begin). `named`: the ids of the entities
     the query names (their relationships are candidates too)."""
     searched = [kind for kind in _KINDS if kind in kinds and (kind != "memory" or filters.memory_types)]
     with connection.cursor() as cursor:
         _prepare(cursor)
         lexemes = _lexemes(cursor, query)
+        if hasattr(vector, "start"):
+            vector.start()  # embedding from now on, beside the full-text searches
         plans = {}
         for kind in searched:
             spec = _KINDS[kind]

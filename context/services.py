@@ -142,6 +142,25 @@ def _item(hit: retrieval.Hit, scored: scoring.Scored) -> Item:
 _QUERY_EMBEDDING = ThreadPoolExecutor(max_workers=4, thread_name_prefix="mnemo-query-embedding")
 
 
+class _QueryVector:
+    """The query's embedding, made in another thread from when `start()` is called (search
+    calls it just before its first full-text search: the model's tokenising holds the
+    interpreter for a while, which slowed the quick statements before it ~10×); calling
+    the object waits for the vector."""
+
+    def __init__(self, query: str):
+        self._query = query
+        self._future = None
+
+    def start(self) -> None:
+        if self._future is None:
+            self._future = _QUERY_EMBEDDING.submit(get_embedder().embed, [self._query])
+
+    def __call__(self) -> list[float]:
+        self.start()
+        return self._future.result()[0]
+
+
 @dataclass
 class Ranking:
     items: list[Item]  # every candidate, best first, with its score breakdown (no cut)
@@ -155,7 +174,7 @@ def ranked(request: RecallRequest) -> Ranking:
     now = request.as_of or timezone.now()
     # The query is embedded in another thread while the full-text searches run (the model
     # and the database each leave the interpreter while they work).
-    embedding = _QUERY_EMBEDDING.submit(get_embedder().embed, [request.query])
+    embedding = _QueryVector(request.query)
     filters = retrieval.Filters(
         workspace_id=request.workspace_id, entity_id=request.entity_id, conversation_id=request.conversation_id,
         channel=request.channel, min_confidence=request.min_confidence,
@@ -163,8 +182,7 @@ def ranked(request: RecallRequest) -> Ranking:
         bare_entities=bool(request.types and "entity" in request.types))
     with transaction.atomic():
         named = retrieval.entities_named(request.workspace_id, request.query)
-        hits = retrieval.search(filters, request.query, lambda: embedding.result()[0], kinds=kinds,
-                                named=[pk for pk, _ in named])
+        hits = retrieval.search(filters, request.query, embedding, kinds=kinds, named=[pk for pk, _ in named])
     query_concepts = concept_rules.concepts(request.query)
     time_range = _time_range(request.query, now)
     entity_ids = sorted({pk for pk, _ in named} | ({request.entity_id} if request.entity_id else set()))
@@ -266,11 +284,11 @@ def _trusted_items(workspace_id: int, as_of: datetime | None) -> list[Item]:
     if as_of:
         rows = rows.filter(created_at__lte=as_of)
     latest = {}
-    for row in rows.order_by("key", "version"):
-        latest[row.key] = row
-    return [Item(kind="trusted_state", id=r.pk, text=f"{r.key}: {r.value}", score=1.0, score_breakdown={},
+    for pk, key, value, deleted in rows.order_by("key", "version").values_list("pk", "key", "value", "deleted"):
+        latest[key] = (pk, value, deleted)
+    return [Item(kind="trusted_state", id=pk, text=f"{key}: {value}", score=1.0, score_breakdown={},
                  certainty="verbatim", confidence=1.0, status="active", type="", occurred_at=None, speaker="")
-            for r in latest.values() if not r.deleted]
+            for key, (pk, value, deleted) in latest.items() if not deleted]
 
 
 def _entity_items(workspace_id: int, entity_ids: list[int], as_of: datetime | None) -> list[Item]:
