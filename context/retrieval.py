@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from types import SimpleNamespace
 
 from django.db import connection
 
@@ -430,13 +431,16 @@ def _entity_filters(f: Filters) -> tuple[str, list]:
 
 
 def _entity_hits(cursor, ids: set[int]) -> dict[int, Hit]:
-    from entities.models import Entity
     from entities.services.embedding import entity_card
 
-    hits = {e.pk: Hit(kind="entity", id=e.pk, text=entity_card(e), type=e.kind, learned_at=e.created_at,
-                      confidence=e.confidence, status=e.status, entity_ids=frozenset({e.pk}))
-            for e in Entity.objects.filter(pk__in=ids).only("name", "kind", "aliases", "description", "created_at",
-                                                            "confidence", "status")}
+    # Plain rows rather than the ORM (~1 ms a query here): the card reads them by attribute.
+    cursor.execute("""SELECT id, name, kind, aliases, description, created_at, confidence, status
+                      FROM entities_entity WHERE id = ANY(%s)""", [list(ids)])
+    hits = {}
+    for pk, name, kind, aliases, description, created_at, confidence, status in cursor.fetchall():
+        card = entity_card(SimpleNamespace(name=name, kind=kind, aliases=aliases, description=description))
+        hits[pk] = Hit(kind="entity", id=pk, text=card, type=kind, learned_at=created_at, confidence=confidence,
+                       status=status, entity_ids=frozenset({pk}))
     cursor.execute(f"""
         SELECT r.entity_id, r.interaction_id, r.external_id, r.occurred_at FROM (
             SELECT ev.entity_id, i.id AS interaction_id, i.external_id, i.occurred_at,
@@ -484,16 +488,24 @@ def _relationships_named(cursor, where: str, params: list, named: list[int]) -> 
 
 
 def _relationship_hits(cursor, ids: set[int]) -> dict[int, Hit]:
-    from entities.models import Relationship
     from entities.services.embedding import relationship_text
 
+    cursor.execute("""
+        SELECT r.id, s.name, r.predicate, o.name, r.valid_from, r.created_at, r.confidence, r.status,
+               r.subject_id, r.object_id, r.evidence_id, i.external_id
+        FROM entities_relationship r JOIN entities_entity s ON s.id = r.subject_id
+             JOIN entities_entity o ON o.id = r.object_id
+             LEFT JOIN conversations_interaction i ON i.id = r.evidence_id
+        WHERE r.id = ANY(%s)""", [list(ids)])
     hits = {}
-    for rel in Relationship.objects.filter(pk__in=ids).select_related("subject", "object", "evidence"):
-        hits[rel.pk] = Hit(
-            kind="relationship", id=rel.pk, text=relationship_text(rel), type=rel.predicate,
-            occurred_at=rel.valid_from, learned_at=rel.created_at, confidence=rel.confidence, certainty="extracted",
-            status=rel.status, entity_ids=frozenset({rel.subject_id, rel.object_id}),
-            sources=[(rel.evidence_id, rel.evidence.external_id)] if rel.evidence_id else [])
+    for (pk, subject, predicate, object_, valid_from, created_at, confidence, status, subject_id, object_id,
+         evidence_id, external_id) in cursor.fetchall():
+        text = relationship_text(SimpleNamespace(subject=SimpleNamespace(name=subject), predicate=predicate,
+                                                 object=SimpleNamespace(name=object_)))
+        hits[pk] = Hit(
+            kind="relationship", id=pk, text=text, type=predicate, occurred_at=valid_from, learned_at=created_at,
+            confidence=confidence, certainty="extracted", status=status, entity_ids=frozenset({subject_id, object_id}),
+            sources=[(evidence_id, external_id)] if evidence_id else [])
     return hits
 
 

@@ -294,40 +294,14 @@ def _trusted_items(workspace_id: int, as_of: datetime | None) -> list[Item]:
 def _entity_items(workspace_id: int, entity_ids: list[int], as_of: datetime | None) -> list[Item]:
     """What is known about the entities the query names: current profile values and
     relationships, each citing the message it came from."""
-    from conversations.models import Interaction
-    from entities.models import Entity
-    from entities.selectors import profile_current_of, relationships_of
-    from entities.services.embedding import relationship_text
+    from entities.selectors import facts_of
 
-    entities = {e.pk: e for e in Entity.objects.filter(workspace_id=workspace_id, pk__in=entity_ids).order_by("id")}
-    if not entities:
-        return []
-    values = profile_current_of(entity_ids=list(entities))
-    relationships = relationships_of(entity_ids=list(entities), as_of=as_of)
-    rows, listed = [], set()  # per entity: its profile values, then its relationships (each once)
-    for pk, entity in entities.items():
-        rows += [(entity, value) for value in values.get(pk, [])]
-        for rel in relationships:
-            if pk in (rel.subject_id, rel.object_id) and rel.pk not in listed:
-                listed.add(rel.pk)
-                rows.append((entity, rel))
-    cited = dict(Interaction.objects.filter(pk__in={row.evidence_id for _, row in rows if row.evidence_id})
-                 .values_list("pk", "external_id"))
-    items = []
-    for entity, row in rows:
-        sources = [{"interaction_id": row.evidence_id, "external_id": cited.get(row.evidence_id)}] \
-            if row.evidence_id else []
-        if hasattr(row, "predicate"):
-            items.append(Item(kind="relationship", id=row.pk, text=relationship_text(row),
-                              score=row.confidence, score_breakdown={"entity": 1.0}, certainty="extracted",
-                              confidence=row.confidence, status=row.status, type="", occurred_at=None, speaker="",
-                              sources=sources))
-        else:
-            items.append(Item(kind="profile_value", id=row.pk, text=f"{entity.name} — {row.key}: {row.value}",
-                              score=row.confidence, score_breakdown={"entity": 1.0}, certainty="verbatim",
-                              confidence=row.confidence, status="active", type="", occurred_at=None, speaker="",
-                              sources=sources))
-    return items
+    return [Item(kind=fact.kind, id=fact.id, text=fact.text, score=fact.confidence, score_breakdown={"entity": 1.0},
+                 certainty="verbatim" if fact.kind == "profile_value" else "extracted", confidence=fact.confidence,
+                 status=fact.status, type="", occurred_at=None, speaker="",
+                 sources=[{"interaction_id": fact.evidence_id, "external_id": fact.external_id}] if fact.evidence_id
+                 else [])
+            for fact in facts_of(workspace_id=workspace_id, entity_ids=entity_ids, as_of=as_of)]
 
 
 def _working_items(workspace_id: int, session: str | None) -> list[Item]:

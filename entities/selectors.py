@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import NamedTuple
 
 from django.contrib.postgres.search import TrigramSimilarity
 from django.db.models import F, Func, Q, QuerySet, TextField, Value
@@ -65,6 +66,71 @@ def profile_current_of(*, entity_ids: list[int]) -> dict[int, list[ProfileValue]
     for row in rows:
         current.setdefault(row.entity_id, {}).setdefault(row.key, row)
     return {entity_id: list(values.values()) for entity_id, values in current.items()}
+
+
+class Fact(NamedTuple):
+    """A current profile value or a relationship of an entity, as a context pack cites it."""
+
+    kind: str  # "profile_value" | "relationship"
+    id: int
+    text: str  # "Caroline — employer: Acme" | "Caroline works at Acme"
+    confidence: float
+    status: str
+    evidence_id: int | None
+    external_id: str | None  # of the evidence
+
+
+def facts_of(*, workspace_id: int, entity_ids: list[int], as_of: datetime | None = None) -> list[Fact]:
+    """What a pack says about the entities a query names: per entity (by id), its current
+    profile values (by key), then its relationships not listed yet (as relationships_of
+    orders and filters them). The same rows as profile_current_of and relationships_of
+    (tested), in two plain queries: building those through the ORM cost ~3 ms a pack."""
+    from django.db import connection
+
+    if not entity_ids:
+        return []
+    relationship_statuses = [RelationshipStatus.ACTIVE] + ([RelationshipStatus.SUPERSEDED] if as_of else [])
+    with connection.cursor() as cursor:
+        cursor.execute("""
+            SELECT e.id, e.name, pv.id, pv.key, pv.value, pv.confidence, pv.evidence_id, i.external_id
+            FROM entities_entity e
+            JOIN LATERAL (
+                SELECT DISTINCT ON (p.key) p.* FROM entities_profilevalue p
+                WHERE p.entity_id = e.id AND p.status = %s
+                  AND NOT EXISTS (SELECT 1 FROM entities_profilevalue n WHERE n.supersedes_id = p.id)
+                ORDER BY p.key, p.created_at DESC, p.id DESC) pv ON true
+            LEFT JOIN conversations_interaction i ON i.id = pv.evidence_id
+            WHERE e.workspace_id = %s AND e.id = ANY(%s)
+            ORDER BY e.id, pv.key""", [ProfileStatus.ACTIVE, workspace_id, list(entity_ids)])
+        values = cursor.fetchall()
+        cursor.execute("""
+            SELECT r.id, s.name, r.predicate, o.name, r.confidence, r.status, r.evidence_id, i.external_id,
+                   r.subject_id, r.object_id
+            FROM entities_relationship r JOIN entities_entity s ON s.id = r.subject_id
+                 JOIN entities_entity o ON o.id = r.object_id
+                 LEFT JOIN conversations_interaction i ON i.id = r.evidence_id
+            WHERE (r.subject_id = ANY(%(ids)s) OR r.object_id = ANY(%(ids)s)) AND r.status = ANY(%(statuses)s)
+              AND (%(as_of)s::timestamptz IS NULL OR ((r.valid_from IS NULL OR r.valid_from <= %(as_of)s)
+                                                   AND (r.valid_to IS NULL OR r.valid_to > %(as_of)s)))
+              AND EXISTS (SELECT 1 FROM entities_entity w WHERE w.workspace_id = %(workspace)s
+                          AND w.id IN (r.subject_id, r.object_id) AND w.id = ANY(%(ids)s))
+            ORDER BY r.predicate, r.created_at, r.id""",
+                       {"ids": list(entity_ids), "statuses": relationship_statuses, "as_of": as_of,
+                        "workspace": workspace_id})
+        relationships = cursor.fetchall()
+    found = sorted({row[0] for row in values} | {end for row in relationships for end in row[8:10]}
+                   & set(entity_ids))
+    facts, listed = [], set()
+    for entity_id in found:
+        facts += [Fact("profile_value", pk, f"{name} — {key}: {value}", confidence, ProfileStatus.ACTIVE, evidence,
+                       external) for owner, name, pk, key, value, confidence, evidence, external in values
+                  if owner == entity_id]
+        for pk, subject, predicate, object_, confidence, status, evidence, external, s_id, o_id in relationships:
+            if entity_id in (s_id, o_id) and pk not in listed:
+                listed.add(pk)
+                facts.append(Fact("relationship", pk, f"{subject} {predicate.replace('_', ' ')} {object_}", confidence,
+                                  status, evidence, external))
+    return facts
 
 
 def profile_history(*, entity: Entity, key: str | None = None) -> list[ProfileValue]:

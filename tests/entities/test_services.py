@@ -221,6 +221,55 @@ def test_non_functional_relationships_accumulate(workspace):
     assert Relationship.objects.filter(status="active").count() == 2
 
 
+def test_facts_of_gives_what_the_profile_and_relationship_selectors_give(workspace, other_workspace):
+    """The pack's plain-SQL read of what is known about named entities, against the ORM
+    selectors it stands in for: current values only, a shared relationship once, as_of."""
+    ada = person(workspace)
+    bob = person(workspace, name="Bob Stone", handle="U2")
+    acme = services.entity_create(workspace=workspace, kind="organisation", name="Acme")
+    globex = services.entity_create(workspace=workspace, kind="organisation", name="Globex")
+    evidence = log(workspace, "slack", "U1", "Ada Lovelace", "I moved to London.", T0 + timedelta(days=1))
+    services.profile_set(entity=ada, key="city", value="Paris")
+    services.profile_set(entity=ada, key="city", value="London", evidence=Interaction.objects.get(pk=evidence.id))
+    services.profile_set(entity=ada, key="born", value="1815")
+    services.profile_set(entity=bob, key="role", value="engineer", confidence=0.7)
+    services.relationship_add(subject=ada, predicate="works_at", object=acme, valid_from=T0)
+    services.relationship_add(subject=ada, predicate="works_at", object=globex, valid_from=T0 + timedelta(days=30))
+    services.relationship_add(subject=ada, predicate="knows", object=bob)
+    outsider = services.entity_create(workspace=other_workspace, kind="person", name="Eve")
+    services.profile_set(entity=outsider, key="city", value="Oslo")
+
+    def expected(ids, as_of=None):
+        from entities.services.embedding import relationship_text
+
+        entities = Entity.objects.filter(workspace=workspace, pk__in=ids).order_by("id")
+        values = selectors.profile_current_of(entity_ids=[e.pk for e in entities])
+        relationships = selectors.relationships_of(entity_ids=[e.pk for e in entities], as_of=as_of)
+        rows, listed = [], set()
+        for entity in entities:
+            rows += [("profile_value", v.pk, f"{entity.name} — {v.key}: {v.value}", v.confidence, v.evidence_id)
+                     for v in values.get(entity.pk, [])]
+            for rel in relationships:
+                if entity.pk in (rel.subject_id, rel.object_id) and rel.pk not in listed:
+                    listed.add(rel.pk)
+                    rows.append(("relationship", rel.pk, relationship_text(rel), rel.confidence, rel.evidence_id))
+        return rows
+
+    def got(ids, as_of=None):
+        return [(f.kind, f.id, f.text, f.confidence, f.evidence_id)
+                for f in selectors.facts_of(workspace_id=workspace.pk, entity_ids=ids, as_of=as_of)]
+
+    for ids in ([ada.pk], [bob.pk, ada.pk], [ada.pk, bob.pk, acme.pk], [globex.pk], [], [outsider.pk]):
+        for as_of in (None, T0 + timedelta(days=10), T0 - timedelta(days=1)):
+            assert got(ids, as_of) == expected(ids, as_of), (ids, as_of)
+    facts = got([ada.pk, bob.pk])
+    assert sum(1 for f in facts if "knows" in f[2]) == 1
+    assert ("profile_value", ProfileValue.objects.get(value="London").pk, "Ada Lovelace — city: London", 1.0,
+            evidence.id) in facts
+    external = {f.id: f.external_id for f in selectors.facts_of(workspace_id=workspace.pk, entity_ids=[ada.pk])}
+    assert external[ProfileValue.objects.get(value="London").pk] == Interaction.objects.get(pk=evidence.id).external_id
+
+
 def test_a_self_relationship_or_an_unknown_predicate_is_refused(workspace):
     ada = person(workspace)
     acme = services.entity_create(workspace=workspace, kind="organisation", name="Acme")
