@@ -152,14 +152,14 @@ def score(query: Query, candidates: Sequence[Candidate], *, weights: Weights = D
           concept_links: Mapping[tuple[str, str], float] | None = None) -> list[Scored]:
     """Score every candidate, best first; equal scores are ordered by key (candidates that
     share a key, which a recall should not produce, keep their input order)."""
-    links = concept_links or {}
+    neighbours = _neighbours(query.concepts, concept_links or {})
     counted = _counted_weights(query, weights)
     total = sum(counted.values())
+    weighted = [(name, counted.get(name, 0.0)) for name in DIMENSIONS]
     scored = []
     for candidate in candidates:
-        values = dimension_values(query, candidate, links)
-        breakdown = {name: (counted.get(name, 0.0) * values[name] / total if total else 0.0)
-                     for name in DIMENSIONS}
+        values = _values(query, candidate, neighbours)
+        breakdown = {name: (weight * values[name] / total if total else 0.0) for name, weight in weighted}
         scored.append(Scored(candidate, sum(breakdown.values()), breakdown))
     scored.sort(key=lambda item: (-item.score, _orderable(item.candidate.key)))
     return scored
@@ -174,6 +174,10 @@ def explain(scored: Scored) -> list[tuple[str, float]]:
 def dimension_values(query: Query, candidate: Candidate,
                      concept_links: Mapping[tuple[str, str], float]) -> dict[str, float]:
     """Each dimension's value in 0..1, before weighting."""
+    return _values(query, candidate, _neighbours(query.concepts, concept_links))
+
+
+def _values(query: Query, candidate: Candidate, neighbours: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
     return {
         "similarity": _unit(candidate.similarity or 0.0),
         "lexical": _lexical(candidate.lexical_rank),
@@ -183,7 +187,7 @@ def dimension_values(query: Query, candidate: Candidate,
         "confidence": _unit(candidate.confidence),
         "certainty": CERTAINTY_VALUE.get(candidate.certainty, CERTAINTY_VALUE["inferred"]),
         "reinforcement": _reinforcement(candidate.reinforcement, candidate.access_count),
-        "concept": _concept_overlap(query.concepts, candidate.concepts, concept_links),
+        "concept": _concept_overlap(query.concepts, candidate.concepts, neighbours),
         "entity": 1.0 if query.entity_ids & candidate.entity_ids else 0.0,
         "time": _time_match(query.time_range, candidate.occurred_at),
     }
@@ -237,18 +241,26 @@ def _reinforcement(reinforcement: int, access_count: int) -> float:
     return min(math.log1p(evidence) / math.log1p(REINFORCEMENT_SATURATION), 1.0)
 
 
+def _neighbours(query_concepts: frozenset[str], links: Mapping[tuple[str, str], float]) -> dict[str, dict[str, float]]:
+    """For each query concept (in a fixed order), the concepts it is linked to and the weight
+    of that link: found once per query rather than looked up for every candidate's concept."""
+    return {concept: {other: link_weight(links, concept, other) for pair in links if concept in pair
+                      for other in pair if other != concept}
+            for concept in sorted(query_concepts)}
+
+
 def _concept_overlap(query_concepts: frozenset[str], candidate_concepts: frozenset[str],
-                     links: Mapping[tuple[str, str], float]) -> float:
+                     neighbours: Mapping[str, Mapping[str, float]]) -> float:
     """The mean, over the query's concepts, of how well the candidate covers each: 1 when it
     has the concept, else LINK_CREDIT times its strongest link to one of the candidate's."""
     if not query_concepts:
         return 0.0
     covered = []
-    for concept in sorted(query_concepts):  # a fixed order keeps the float sum reproducible
+    for concept, linked in neighbours.items():  # sorted: a fixed order keeps the float sum reproducible
         if concept in candidate_concepts:
             covered.append(1.0)
         else:
-            strongest = max((_unit(link_weight(links, concept, other)) for other in candidate_concepts), default=0.0)
+            strongest = max((_unit(linked[other]) for other in linked.keys() & candidate_concepts), default=0.0)
             covered.append(LINK_CREDIT * strongest)
     return sum(covered) / len(covered)
 

@@ -17,7 +17,7 @@ from hypothesis import given, strategies as st
 
 from context.fusion import ranks, reciprocal_rank, rrf
 from context.scoring import (
-    DIMENSIONS, Candidate, Query, Weights, explain, half_life_days, recency, score,
+    DIMENSIONS, Candidate, Query, Weights, dimension_values, explain, half_life_days, recency, score,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -128,6 +128,20 @@ def test_the_breakdown_adds_up_to_a_score_between_0_and_1(q, cands, concept_link
         assert all(value >= 0 for value in scored.breakdown.values())
         assert sum(scored.breakdown.values()) == pytest.approx(scored.score, abs=1e-12)
         assert 0 <= scored.score <= 1 + 1e-12
+
+
+@given(queries(), candidates(), links)
+def test_the_concept_value_is_the_mean_cover_of_the_querys_concepts(q, candidate, concept_links):
+    # The definition, spelled out (score() finds each query concept's links once per query).
+    covers = []
+    for concept in sorted(q.concepts):
+        if concept in candidate.concepts:
+            covers.append(1.0)
+        else:
+            weights = [concept_links.get(tuple(sorted((concept, other))), 0.0) for other in candidate.concepts]
+            covers.append(0.5 * max([min(max(w, 0.0), 1.0) for w in weights], default=0.0))
+    expected = sum(covers) / len(covers) if covers else 0.0
+    assert dimension_values(q, candidate, concept_links)["concept"] == expected
 
 
 @given(queries(), st.lists(candidates(), max_size=8, unique_by=lambda c: c.key), st.randoms())
