@@ -32,7 +32,7 @@ query embedding; HNSW recall against exact search at the same filters).
    load and recreated afterwards from the definitions they had (the migrations' m=16,
    ef_construction=64, vector_cosine_ops), with maintenance_work_mem 4GB and 2 parallel
    maintenance workers; then VACUUM ANALYZE, so autovacuum does not start mid-measurement.
-2. Latency through the public API, one client, sequentially, after a warm-up of 10 queries:
+2. Latency through the public API, one client, sequentially, after a warm-up of --warmup queries (30):
    POST /api/v1/recall {query, limit 10}, POST /api/v1/context {query, budget_tokens 2000},
    and recall filtered to the entity the query names. Server-side = the `Server-Timing:
    app;dur=` header (the whole request in Django, query embedding included); client =
@@ -1303,8 +1303,8 @@ def run(args, mnemo: Mnemo, pool: Pool, report: dict) -> None:
     speakers = [(r[0], r[1]) for r in rows]
     weights = np.array([max(r[2], 1) for r in rows], float)
     rng = random.Random(args.seed + 7)
-    qs = queries(pool, args.queries + 10, speakers, weights / weights.sum(), rng)
-    warmup, measured = qs[:10], qs[10:]
+    qs = queries(pool, args.queries + args.warmup, speakers, weights / weights.sum(), rng)
+    warmup, measured = qs[:args.warmup], qs[args.warmup:]
     report["api"] = measure_api(mnemo, key, measured, warmup)
     if args.breakdown:
         print(f"where a /context request's time goes ({args.breakdown} queries, context_pack in-process) …",
@@ -1324,8 +1324,8 @@ def print_report(report: dict) -> None:
     a, g = report["args"], report["generation"]
     asked = f"workspace {g['reused']!r} as generated before" if "reused" in g else \
         f"asked: {a['interactions']:,} interactions, {a['memories']:,} memories"
-    print(f"{asked}; {a['queries']} queries (+10 warm-up); vectors = pool vector + N(0, {a['noise']}²) "
-          "per dimension, re-normalised "
+    print(f"{asked}; {a['queries']} queries (+{a.get('warmup', 10)} warm-up); "
+          f"vectors = pool vector + N(0, {a['noise']}²) per dimension, re-normalised "
           f"(pool: {report['pool_texts']:,} embedded texts)")
     print("sizes: " + ", ".join(f"{k} {v:,}" for k, v in report["sizes"].items())
           + f"; database {report['database_mb']:,} MB")
@@ -1375,6 +1375,11 @@ def main() -> None:
     parser.add_argument("--speakers", type=int, default=200)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--hnsw-queries", type=int, default=100)
+    # Each web thread has its own database connection, whose first statements are slower
+    # (catalog caches, the text search dictionary): 2 workers × 4 threads need a few calls
+    # each before the server is in the state it serves in. 10 warm-up queries left the first
+    # run after a restart 10–25 % slower than the next one.
+    parser.add_argument("--warmup", type=int, default=30, help="queries sent (× 3 calls) before measuring")
     parser.add_argument("--noise", type=float, default=0.02, help="Gaussian sigma per dimension added to pool vectors")
     parser.add_argument("--pool-generated", type=int, default=3000, help="generated texts in the embedded pool")
     parser.add_argument("--chunk", type=int, default=25_000, help="interactions per COPY transaction")
