@@ -1303,8 +1303,10 @@ def run(args, mnemo: Mnemo, pool: Pool, report: dict) -> None:
     speakers = [(r[0], r[1]) for r in rows]
     weights = np.array([max(r[2], 1) for r in rows], float)
     rng = random.Random(args.seed + 7)
-    qs = queries(pool, args.queries + args.warmup, speakers, weights / weights.sum(), rng)
-    warmup, measured = qs[:args.warmup], qs[args.warmup:]
+    qs = queries(pool, args.queries + 10, speakers, weights / weights.sum(), rng)
+    # The warm-up cycles through the first 10 queries, so that the measured ones stay the
+    # same whatever --warmup says (runs with different warm-ups compare).
+    warmup, measured = [qs[i % 10] for i in range(args.warmup)], qs[10:]
     report["api"] = measure_api(mnemo, key, measured, warmup)
     if args.breakdown:
         print(f"where a /context request's time goes ({args.breakdown} queries, context_pack in-process) …",

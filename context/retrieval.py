@@ -64,6 +64,9 @@ class Hit:
     sources: list[tuple[int, str | None]] = field(default_factory=list)
     conversation_id: int | None = None
     concepts: frozenset[str] | None = None  # as stored with the row; None: extract from the text
+    # A summary's sources are every turn of its range (conversation, first id, last id): read
+    # by summary_sources when they are needed, not for every summary a search ranks.
+    source_range: tuple[int, int, int] | None = None
 
 
 def _vector(vector) -> str:
@@ -378,20 +381,27 @@ def _summaries(cursor, f: Filters, lexemes: list[str], conversations: set[int] |
         ORDER BY ts_rank_cd(s.search, q) DESC, s.id LIMIT 10""", [match, rank, *params])
     rows = cursor.fetchall()
     hits = {}
-    for rank, (pk, text, created_at, last_at, _, _, _) in enumerate(rows, 1):
+    for rank, (pk, text, created_at, last_at, conversation, first_id, last_id) in enumerate(rows, 1):
         hits[pk] = Hit(kind="summary", id=pk, text=text, occurred_at=last_at, learned_at=created_at,
-                       certainty="consolidated", lexical_rank=rank)
-    if rows:
-        # Its sources are the whole range it covers, which is what it cites (one query for all).
+                       certainty="consolidated", lexical_rank=rank, source_range=(conversation, first_id, last_id))
+    return hits
+
+
+def summary_sources(hits: list[Hit]) -> None:
+    """Fill in the sources of summary hits: the whole range each covers, which is what it
+    cites (~130 turns a summary at scale; one query for all of them)."""
+    pending = [h for h in hits if h.source_range is not None and not h.sources]
+    if not pending:
+        return
+    by_id = {h.id: h for h in pending}
+    with connection.cursor() as cursor:
         cursor.execute("""
             SELECT r.summary_id, i.id, i.external_id
             FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[], %s::bigint[]) AS r(summary_id, conv, first_id, last_id)
             JOIN conversations_interaction i ON i.conversation_id = r.conv AND i.id BETWEEN r.first_id AND r.last_id
-            ORDER BY r.summary_id, i.id""", [[r[0] for r in rows], [r[4] for r in rows], [r[5] for r in rows],
-                                             [r[6] for r in rows]])
+            ORDER BY r.summary_id, i.id""", [[h.id for h in pending], *map(list, zip(*(h.source_range for h in pending)))])
         for summary_id, interaction_id, external_id in cursor.fetchall():
-            hits[summary_id].sources.append((interaction_id, external_id))
-    return hits
+            by_id[summary_id].sources.append((interaction_id, external_id))
 
 
 # Entity cards and relationships cite the messages that support them: the most recent few

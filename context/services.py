@@ -13,6 +13,7 @@ that appear together in a message strengthen their link (Hebbian, seed 001)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -163,8 +164,18 @@ class _QueryVector:
 
 @dataclass
 class Ranking:
-    items: list[Item]  # every candidate, best first, with its score breakdown (no cut)
+    scored: list[tuple[retrieval.Hit, scoring.Scored]]  # every candidate, best first (no cut)
     entity_ids: list[int]  # the entities the query is about: named in it, or asked for
+
+    def items(self, *, every: bool = False) -> Iterator[Item]:
+        """The candidates as items with their score breakdown, best first, each made when it
+        is asked for: a recall reads a dozen of a few hundred. A summary's sources are read
+        then too; with `every`, all summaries' at once (a pack reads every item)."""
+        if every:
+            retrieval.summary_sources([hit for hit, _ in self.scored])
+        for hit, scored in self.scored:
+            retrieval.summary_sources([hit])
+            yield _item(hit, scored)
 
 
 def ranked(request: RecallRequest) -> Ranking:
@@ -197,7 +208,7 @@ def ranked(request: RecallRequest) -> Ranking:
     head = scoring.score(query, [_candidate(by_key[s.candidate.key]) for s in first[:CONCEPT_DEPTH]],
                          concept_links=links)
     # The tail keeps its first scores: nothing about them changed.
-    return Ranking([_item(by_key[s.candidate.key], s) for s in (*head, *first[CONCEPT_DEPTH:])], entity_ids)
+    return Ranking([(by_key[s.candidate.key], s) for s in (*head, *first[CONCEPT_DEPTH:])], entity_ids)
 
 
 def _time_range(query: str, now: datetime):
@@ -223,7 +234,7 @@ def _covered(item: Item, cited: set[int]) -> bool:
     return False
 
 
-def _diverse(items: list[Item], limit: int) -> list[Item]:
+def _diverse(items: Iterable[Item], limit: int) -> list[Item]:
     """The best items, skipping one whose every source a better item already cites."""
     chosen, cited = [], set()
     for item in items:
@@ -236,7 +247,7 @@ def _diverse(items: list[Item], limit: int) -> list[Item]:
 
 
 def recall(request: RecallRequest) -> list[Item]:
-    return _diverse(ranked(request).items, request.limit)
+    return _diverse(ranked(request).items(), request.limit)
 
 
 # --- context packs --------------------------------------------------------------------------
@@ -326,7 +337,7 @@ def context_pack(request: PackRequest, *, actor: Actor) -> PackLog:
     if not MIN_BUDGET <= request.budget_tokens <= MAX_BUDGET:
         raise ValidationError({"budget_tokens": f"The budget lies between {MIN_BUDGET} and {MAX_BUDGET} tokens."})
     ranking = ranked(request)
-    all_ranked, entity_ids = ranking.items, ranking.entity_ids
+    all_ranked, entity_ids = list(ranking.items(every=True)), ranking.entity_ids
     sections: dict[str, list[packing.PackItem]] = {s.name: [] for s in packing.DEFAULT_SECTIONS}
     for item in _trusted_items(request.workspace_id, request.as_of):
         sections["trusted_state"].append(packing.PackItem(key=("trusted_state", item.id), section="trusted_state",
