@@ -546,12 +546,15 @@ _KINDS = {
 
 
 def search(filters: Filters, query: str, vector: Callable[[], list[float]] | list[float], *,
-           kinds: tuple[str, ...] = KINDS, named: list[int] = ()) -> list[Hit]:
+           kinds: tuple[str, ...] = KINDS, named: list[int] = (),
+           meanwhile: Callable[[], None] | None = None) -> list[Hit]:
     """Every kind's dense and lexical neighbours of the query, as hits with their ranks.
     `vector`: the query's embedding, or a callable that waits for it: every full-text search
     runs first, so the embedding can be computed meanwhile (a callable with a `start()`
     method is told when they begin). `named`: the ids of the entities
-    the query names (their relationships are candidates too)."""
+    the query names (their relationships are candidates too). `meanwhile`: work of the
+    caller's that needs no vector, run after the full-text searches while the query may
+    still be embedding."""
     searched = [kind for kind in _KINDS if kind in kinds and (kind != "memory" or filters.memory_types)]
     with connection.cursor() as cursor:
         _prepare(cursor)
@@ -564,6 +567,8 @@ def search(filters: Filters, query: str, vector: Callable[[], list[float]] | lis
             where, params = spec.filters(filters)
             plans[kind] = (where, params, _lexical(cursor, spec.table, spec.alias, where, params, lexemes,
                                                    narrowed=_narrowed(filters)))
+        if meanwhile is not None:
+            meanwhile()
         literal = _vector(vector() if callable(vector) else vector)
         hits: list[Hit] = []
         for kind in searched:

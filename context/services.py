@@ -13,7 +13,7 @@ that appear together in a message strengthen their link (Hebbian, seed 001)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -166,6 +166,7 @@ class _QueryVector:
 class Ranking:
     scored: list[tuple[retrieval.Hit, scoring.Scored]]  # every candidate, best first (no cut)
     entity_ids: list[int]  # the entities the query is about: named in it, or asked for
+    meanwhile: object = None  # what the caller's `meanwhile` returned
 
     def items(self, *, every: bool = False) -> Iterator[Item]:
         """The candidates as items with their score breakdown, best first, each made when it
@@ -178,8 +179,10 @@ class Ranking:
             yield _item(hit, scored)
 
 
-def ranked(request: RecallRequest) -> Ranking:
-    """Score every candidate for the query (module docstring)."""
+def ranked(request: RecallRequest, *, meanwhile: Callable[[list[int]], object] | None = None) -> Ranking:
+    """Score every candidate for the query (module docstring). `meanwhile(entity_ids)`: the
+    caller's reads that need neither the query's vector nor the candidates, done while the
+    query is still embedding (its result comes back as Ranking.meanwhile)."""
     _validate(request)
     kinds, memory_types = _kinds(request.types)
     now = request.as_of or timezone.now()
@@ -191,16 +194,26 @@ def ranked(request: RecallRequest) -> Ranking:
         channel=request.channel, min_confidence=request.min_confidence,
         include_candidates=request.include_candidates, as_of=request.as_of, memory_types=memory_types,
         bare_entities=bool(request.types and "entity" in request.types))
+    query_concepts = concept_rules.concepts(request.query)
+    found: dict = {}
+
+    def while_embedding() -> None:
+        # After the full-text searches the query is often still embedding (~11 ms beside
+        # them on two cores): what needs no vector is read now.
+        found["links"] = _links(request.workspace_id, query_concepts)
+        found["time_range"] = _time_range(request.query, now)
+        if meanwhile is not None:
+            found["meanwhile"] = meanwhile(entity_ids)
+
     with transaction.atomic():
         named = retrieval.entities_named(request.workspace_id, request.query)
-        hits = retrieval.search(filters, request.query, embedding, kinds=kinds, named=[pk for pk, _ in named])
-    query_concepts = concept_rules.concepts(request.query)
-    time_range = _time_range(request.query, now)
-    entity_ids = sorted({pk for pk, _ in named} | ({request.entity_id} if request.entity_id else set()))
+        entity_ids = sorted({pk for pk, _ in named} | ({request.entity_id} if request.entity_id else set()))
+        hits = retrieval.search(filters, request.query, embedding, kinds=kinds, named=[pk for pk, _ in named],
+                                meanwhile=while_embedding)
+    links = found["links"]
     query = scoring.Query(text=request.query, concepts=query_concepts, entity_ids=frozenset(entity_ids),
-                          time_range=time_range, now=now, recency_weight=request.recency_weight)
+                          time_range=found["time_range"], now=now, recency_weight=request.recency_weight)
     by_key = {(h.kind, h.id): h for h in hits}
-    links = _links(request.workspace_id, query_concepts)
     # Concepts of a hit cost ~0.2 ms each, and a query has hundreds of hits: score once
     # without them, then again with them for the best CONCEPT_DEPTH, which is where the
     # concept dimension (a few hundredths of the score) can still change the order.
@@ -208,7 +221,8 @@ def ranked(request: RecallRequest) -> Ranking:
     head = scoring.score(query, [_candidate(by_key[s.candidate.key]) for s in first[:CONCEPT_DEPTH]],
                          concept_links=links)
     # The tail keeps its first scores: nothing about them changed.
-    return Ranking([(by_key[s.candidate.key], s) for s in (*head, *first[CONCEPT_DEPTH:])], entity_ids)
+    return Ranking([(by_key[s.candidate.key], s) for s in (*head, *first[CONCEPT_DEPTH:])], entity_ids,
+                   found.get("meanwhile"))
 
 
 def _time_range(query: str, now: datetime):
@@ -336,16 +350,20 @@ def context_pack(request: PackRequest, *, actor: Actor) -> PackLog:
     """Build, log and return a pack. Serving it reinforces its memories after the commit."""
     if not MIN_BUDGET <= request.budget_tokens <= MAX_BUDGET:
         raise ValidationError({"budget_tokens": f"The budget lies between {MIN_BUDGET} and {MAX_BUDGET} tokens."})
-    ranking = ranked(request)
-    all_ranked, entity_ids = list(ranking.items(every=True)), ranking.entity_ids
+    ranking = ranked(request, meanwhile=lambda entity_ids: (
+        _trusted_items(request.workspace_id, request.as_of),
+        _entity_items(request.workspace_id, entity_ids, request.as_of),
+        _working_items(request.workspace_id, request.session)))
+    all_ranked = list(ranking.items(every=True))
+    trusted, about, working = ranking.meanwhile
     sections: dict[str, list[packing.PackItem]] = {s.name: [] for s in packing.DEFAULT_SECTIONS}
-    for item in _trusted_items(request.workspace_id, request.as_of):
+    for item in trusted:
         sections["trusted_state"].append(packing.PackItem(key=("trusted_state", item.id), section="trusted_state",
                                                           text=render(item), score=1.0, payload={"item": item}))
-    for item in _entity_items(request.workspace_id, entity_ids, request.as_of):
+    for item in about:
         sections["entities"].append(packing.PackItem(key=(item.kind, item.id), section="entities", text=render(item),
                                                      score=item.score, payload={"item": item}))
-    for item in _working_items(request.workspace_id, request.session):
+    for item in working:
         sections["retrieval"].append(packing.PackItem(key=("working_memory", item.id), section="retrieval",
                                                       text=f"- (in focus) {item.text}", score=item.score,
                                                       payload={"item": item}))
