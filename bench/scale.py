@@ -11,7 +11,8 @@ query embedding; HNSW recall against exact search at the same filters).
    workspace (bench.harness.workspace_key), ~200 speaker entities with their identities
    (chat, slack, email handles), conversations of two speakers, interactions, their
    InteractionIndex rows, a summary and an episode cursor per conversation (so nothing is
-   left for the worker: /status is idle), memories with MemoryEvidence (and their concepts, as memory_store keeps them), and concept links.
+   left for the worker: /status is idle), memories with MemoryEvidence (and their concepts,
+   as memory_store keeps them), and concept links.
    Texts: LoCoMo turns (../shared/bench, when present) recombined as conversations with the
    speakers' names swapped and numbers perturbed, plus generated first-person sentences;
    summaries, episodic and rule memories come from Mnemo's own pure code

@@ -343,8 +343,8 @@ def _memory_hits(cursor, ids: set[int]) -> dict[int, Hit]:
 def _summaries(cursor, f: Filters, lexemes: list[str], conversations: set[int] | None = None) -> dict[int, Hit]:
     """Current conversation summaries matching the query's words. A summary cites its whole
     source range, so it informs a pack more than it proves a single turn. With
-    `conversations` (those where the other kinds found something), only their summaries are
-    ranked: a summary is the context of what was found, and ranking a few is cheap where
+    `conversations` (those of the other kinds' best hits, SUMMARY_SCOPE), only their
+    summaries are ranked: a summary is the context of what was found, and ranking a few is cheap where
     ranking every long summary that shares a word with the query is not."""
     where, params = ["c.workspace_id = %s"], [f.workspace_id]
     if conversations is not None:
