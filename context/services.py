@@ -175,7 +175,8 @@ class Ranking:
         if every:
             retrieval.summary_sources([hit for hit, _ in self.scored])
         for hit, scored in self.scored:
-            retrieval.summary_sources([hit])
+            if hit.source_range is not None:
+                retrieval.summary_sources([hit])  # reads only if not read yet
             yield _item(hit, scored)
 
 

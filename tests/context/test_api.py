@@ -238,6 +238,10 @@ def test_a_summary_is_recalled_citing_the_whole_range_it_covers(api, workspace):
     assert found["kind"] == "summary" and found["id"] == summary.pk
     assert [s["interaction_id"] for s in found["sources"]] == ids
     assert api.post("/recall", {"query": "quantum chromodynamics", "types": ["summary"]}).json() == {"results": []}
+    # In a pack too (its sources are read for every summary at once there, lazily in recall).
+    pack = api.post("/context", {"query": "support group counseling painting", "types": ["summary"]}).json()
+    [item] = [i for section in pack["sections"] for i in section["items"] + section["dropped"] if i["kind"] == "summary"]
+    assert item["id"] == summary.pk and [s["interaction_id"] for s in item["sources"]] == ids
 
 
 def test_a_narrow_filter_is_searched_exactly_and_a_wide_one_by_the_index(api, workspace, monkeypatch):
