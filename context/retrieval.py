@@ -15,9 +15,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from types import SimpleNamespace
 
 from django.db import connection
+
+from entities import texts
 
 # How many neighbours each search brings back per kind: the scorer re-ranks their union, so
 # this is the depth at which a relevant item can still be rescued by other signals.
@@ -344,8 +345,8 @@ def _summaries(cursor, f: Filters, lexemes: list[str], conversations: set[int] |
     """Current conversation summaries matching the query's words. A summary cites its whole
     source range, so it informs a pack more than it proves a single turn. With
     `conversations` (those of the other kinds' best hits, SUMMARY_SCOPE), only their
-    summaries are ranked: a summary is the context of what was found, and ranking a few is cheap where
-    ranking every long summary that shares a word with the query is not."""
+    summaries are ranked: a summary is the context of what was found, and ranking a few is
+    cheap where ranking every long summary that shares a word with the query is not."""
     where, params = ["c.workspace_id = %s"], [f.workspace_id]
     if conversations is not None:
         where.append("c.id = ANY(%s)")
@@ -397,9 +398,11 @@ def summary_sources(hits: list[Hit]) -> None:
     with connection.cursor() as cursor:
         cursor.execute("""
             SELECT r.summary_id, i.id, i.external_id
-            FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[], %s::bigint[]) AS r(summary_id, conv, first_id, last_id)
+            FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[], %s::bigint[])
+                 AS r(summary_id, conv, first_id, last_id)
             JOIN conversations_interaction i ON i.conversation_id = r.conv AND i.id BETWEEN r.first_id AND r.last_id
-            ORDER BY r.summary_id, i.id""", [[h.id for h in pending], *map(list, zip(*(h.source_range for h in pending)))])
+            ORDER BY r.summary_id, i.id""",
+                       [[h.id for h in pending], *(list(column) for column in zip(*(h.source_range for h in pending)))])
         for summary_id, interaction_id, external_id in cursor.fetchall():
             by_id[summary_id].sources.append((interaction_id, external_id))
 
@@ -441,16 +444,13 @@ def _entity_filters(f: Filters) -> tuple[str, list]:
 
 
 def _entity_hits(cursor, ids: set[int]) -> dict[int, Hit]:
-    from entities.services.embedding import entity_card
-
-    # Plain rows rather than the ORM (~1 ms a query here): the card reads them by attribute.
+    # Plain rows rather than the ORM (~1 ms a query here), worded as the embedder words them.
     cursor.execute("""SELECT id, name, kind, aliases, description, created_at, confidence, status
                       FROM entities_entity WHERE id = ANY(%s)""", [list(ids)])
     hits = {}
     for pk, name, kind, aliases, description, created_at, confidence, status in cursor.fetchall():
-        card = entity_card(SimpleNamespace(name=name, kind=kind, aliases=aliases, description=description))
-        hits[pk] = Hit(kind="entity", id=pk, text=card, type=kind, learned_at=created_at, confidence=confidence,
-                       status=status, entity_ids=frozenset({pk}))
+        hits[pk] = Hit(kind="entity", id=pk, text=texts.card(name, kind, aliases, description), type=kind,
+                       learned_at=created_at, confidence=confidence, status=status, entity_ids=frozenset({pk}))
     cursor.execute(f"""
         SELECT r.entity_id, r.interaction_id, r.external_id, r.occurred_at FROM (
             SELECT ev.entity_id, i.id AS interaction_id, i.external_id, i.occurred_at,
@@ -498,8 +498,6 @@ def _relationships_named(cursor, where: str, params: list, named: list[int]) -> 
 
 
 def _relationship_hits(cursor, ids: set[int]) -> dict[int, Hit]:
-    from entities.services.embedding import relationship_text
-
     cursor.execute("""
         SELECT r.id, s.name, r.predicate, o.name, r.valid_from, r.created_at, r.confidence, r.status,
                r.subject_id, r.object_id, r.evidence_id, i.external_id
@@ -510,11 +508,10 @@ def _relationship_hits(cursor, ids: set[int]) -> dict[int, Hit]:
     hits = {}
     for (pk, subject, predicate, object_, valid_from, created_at, confidence, status, subject_id, object_id,
          evidence_id, external_id) in cursor.fetchall():
-        text = relationship_text(SimpleNamespace(subject=SimpleNamespace(name=subject), predicate=predicate,
-                                                 object=SimpleNamespace(name=object_)))
         hits[pk] = Hit(
-            kind="relationship", id=pk, text=text, type=predicate, occurred_at=valid_from, learned_at=created_at,
-            confidence=confidence, certainty="extracted", status=status, entity_ids=frozenset({subject_id, object_id}),
+            kind="relationship", id=pk, text=texts.relationship(subject, predicate, object_), type=predicate,
+            occurred_at=valid_from, learned_at=created_at, confidence=confidence, certainty="extracted",
+            status=status, entity_ids=frozenset({subject_id, object_id}),
             sources=[(evidence_id, external_id)] if evidence_id else [])
     return hits
 

@@ -9,6 +9,7 @@ from django.contrib.postgres.search import TrigramSimilarity
 from django.db.models import F, Func, Q, QuerySet, TextField, Value
 
 from core.models import Workspace
+from entities import texts
 from entities.models import (
     Entity,
     EntityMerge,
@@ -128,7 +129,7 @@ def facts_of(*, workspace_id: int, entity_ids: list[int], as_of: datetime | None
         for pk, subject, predicate, object_, confidence, status, evidence, external, s_id, o_id in relationships:
             if entity_id in (s_id, o_id) and pk not in listed:
                 listed.add(pk)
-                facts.append(Fact("relationship", pk, f"{subject} {predicate.replace('_', ' ')} {object_}", confidence,
+                facts.append(Fact("relationship", pk, texts.relationship(subject, predicate, object_), confidence,
                                   status, evidence, external))
     return facts
 

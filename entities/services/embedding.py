@@ -7,23 +7,18 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from entities import texts
 from entities.models import Entity, Relationship
 
 
 def entity_card(entity: Entity) -> str:
     """What recall shows (and embeds) for an entity: name, kind, aliases, description."""
-    text = f"{entity.name} ({entity.kind})"
-    aliases = [a for a in entity.aliases if a.casefold() != entity.name.casefold()]
-    if aliases:
-        text += ", also known as " + ", ".join(aliases)
-    if entity.description:
-        text += f": {entity.description}"
-    return text
+    return texts.card(entity.name, entity.kind, entity.aliases, entity.description)
 
 
 def relationship_text(rel: Relationship) -> str:
     """"Caroline works at Acme": the ends' names around the predicate's words."""
-    return f"{rel.subject.name} {rel.predicate.replace('_', ' ')} {rel.object.name}"
+    return texts.relationship(rel.subject.name, rel.predicate, rel.object.name)
 
 
 def entities_embed(*, workspace_id: int | None = None, batch_size: int = 64) -> int:
