@@ -11,6 +11,7 @@ candidate, never on the other candidates, and nothing here reads or writes stora
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, fields
@@ -155,11 +156,13 @@ def score(query: Query, candidates: Sequence[Candidate], *, weights: Weights = D
     neighbours = _neighbours(query.concepts, concept_links or {})
     counted = _counted_weights(query, weights)
     total = sum(counted.values())
-    weighted = [(name, counted.get(name, 0.0)) for name in DIMENSIONS]
+    weighted = [counted.get(name, 0.0) for name in DIMENSIONS]
+    now = _utc(query.now)
     scored = []
     for candidate in candidates:
-        values = _values(query, candidate, neighbours)
-        breakdown = {name: (weight * values[name] / total if total else 0.0) for name, weight in weighted}
+        values = _value_tuple(query, candidate, neighbours, now)
+        breakdown = dict(zip(DIMENSIONS, [weight * value / total for weight, value in zip(weighted, values)]
+                             if total else [0.0] * len(DIMENSIONS)))
         scored.append(Scored(candidate, sum(breakdown.values()), breakdown))
     scored.sort(key=lambda item: (-item.score, _orderable(item.candidate.key)))
     return scored
@@ -178,19 +181,26 @@ def dimension_values(query: Query, candidate: Candidate,
 
 
 def _values(query: Query, candidate: Candidate, neighbours: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
-    return {
-        "similarity": _unit(candidate.similarity or 0.0),
-        "lexical": _lexical(candidate.lexical_rank),
-        "fusion": _fusion(candidate.dense_rank, candidate.lexical_rank),
-        "recency": recency(candidate, query.now),
-        "importance": _unit(candidate.importance),
-        "confidence": _unit(candidate.confidence),
-        "certainty": CERTAINTY_VALUE.get(candidate.certainty, CERTAINTY_VALUE["inferred"]),
-        "reinforcement": _reinforcement(candidate.reinforcement, candidate.access_count),
-        "concept": _concept_overlap(query.concepts, candidate.concepts, neighbours),
-        "entity": 1.0 if query.entity_ids & candidate.entity_ids else 0.0,
-        "time": _time_match(query.time_range, candidate.occurred_at),
-    }
+    return dict(zip(DIMENSIONS, _value_tuple(query, candidate, neighbours, _utc(query.now))))
+
+
+def _value_tuple(query: Query, candidate: Candidate, neighbours: Mapping[str, Mapping[str, float]],
+                 now: datetime) -> tuple[float, ...]:
+    """The values in DIMENSIONS order (`now`: the query's, in UTC). score() makes a few
+    hundred of these a request, hence the cached rank functions and no dict per candidate."""
+    return (
+        _unit(candidate.similarity or 0.0),
+        _lexical(candidate.lexical_rank),
+        _fusion(candidate.dense_rank, candidate.lexical_rank),
+        _recency(candidate, now),
+        _unit(candidate.importance),
+        _unit(candidate.confidence),
+        CERTAINTY_VALUE.get(candidate.certainty, CERTAINTY_VALUE["inferred"]),
+        _reinforcement(candidate.reinforcement, candidate.access_count),
+        _concept_overlap(query.concepts, candidate.concepts, neighbours),
+        1.0 if query.entity_ids & candidate.entity_ids else 0.0,
+        _time_match(query.time_range, candidate.occurred_at),
+    )
 
 
 def half_life_days(candidate: Candidate) -> float:
@@ -202,10 +212,17 @@ def half_life_days(candidate: Candidate) -> float:
 def recency(candidate: Candidate, now: datetime) -> float:
     """Exponential decay with the candidate's half-life, from its event time (else the time it
     was learned). Undated candidates get no recency credit; a future time counts as now."""
+    return _recency(candidate, _utc(now))
+
+
+_DAY = timedelta(days=1)
+
+
+def _recency(candidate: Candidate, now: datetime) -> float:
     moment = candidate.occurred_at or candidate.learned_at
     if moment is None:
         return 0.0
-    age_days = max((_utc(now) - _utc(moment)) / timedelta(days=1), 0.0)
+    age_days = max((now - _utc(moment)) / _DAY, 0.0)
     return 0.5 ** (age_days / half_life_days(candidate))
 
 
@@ -222,6 +239,7 @@ def _counted_weights(query: Query, weights: Weights) -> dict[str, float]:
     return counted
 
 
+@functools.lru_cache(maxsize=4096)
 def _lexical(rank: int | None) -> float:
     """DCG's discount, 1 / (1 + log2(rank)): 1, 0.5, 0.39, 0.33 for the first four, 0.25 at
     8. Full-text ranks matter a lot at the top and little further down; the flatter RRF view
@@ -229,6 +247,7 @@ def _lexical(rank: int | None) -> float:
     return 0.0 if rank is None else 1.0 / (1.0 + math.log2(rank))
 
 
+@functools.lru_cache(maxsize=16384)
 def _fusion(dense_rank: int | None, lexical_rank: int | None) -> float:
     """RRF of the two ranks, divided by its maximum (first in both lists): 1.0 for first in
     both, 0.5 for first in one list only, 0.87 for tenth in both."""
@@ -253,8 +272,8 @@ def _concept_overlap(query_concepts: frozenset[str], candidate_concepts: frozens
                      neighbours: Mapping[str, Mapping[str, float]]) -> float:
     """The mean, over the query's concepts, of how well the candidate covers each: 1 when it
     has the concept, else LINK_CREDIT times its strongest link to one of the candidate's."""
-    if not query_concepts:
-        return 0.0
+    if not query_concepts or not candidate_concepts:
+        return 0.0  # what the loop gives: no concept covered, nothing linked
     covered = []
     for concept, linked in neighbours.items():  # sorted: a fixed order keeps the float sum reproducible
         if concept in candidate_concepts:
@@ -298,5 +317,7 @@ def _orderable(key: Any) -> tuple:
     if isinstance(key, str):
         return (1, key)
     if isinstance(key, tuple):
+        if len(key) == 2 and type(key[0]) is str and type(key[1]) is int:  # (kind, id): most keys
+            return (2, ((1, key[0]), (0, key[1])))
         return (2, tuple(_orderable(part) for part in key))
     return (3, type(key).__name__, repr(key))

@@ -313,6 +313,8 @@ def test_summaries_are_ranked_in_the_conversations_the_other_kinds_found(api, wo
     """A summary (here one an LLM might write, with a word none of its turns says) comes with
     recall when its conversation's turns or memories were found too, or when summaries alone
     are asked for; ranking every summary that shares a word is what cost 40 ms at scale."""
+    from datetime import time
+
     from context import retrieval
     from conversations.models import Conversation, ConversationSummary
 
@@ -356,3 +358,46 @@ def test_full_text_orders_by_cover_density_among_the_best_by_plain_rank(workspac
     assert set(lexical()) == set(ids)
     monkeypatch.setattr(retrieval, "RERANK", 2)  # the plain rank keeps the two with more apples
     assert set(lexical()) == set(ids[:2])
+
+
+def test_hits_carry_the_same_aware_times_as_the_orm(workspace):
+    """The hot reads take timestamps as UTC wall times and attach UTC (retrieval._aware):
+    every kind's hit times equal the stored values, aware, whatever offset they came in."""
+    from datetime import time
+
+    from context import retrieval
+    from conversations.models import Conversation, ConversationSummary, Interaction
+    from conversations.services import conversation_summarise
+    from core.providers import get_embedder
+    from entities.models import Relationship
+    from tests.context.test_entity_recall import _acme_job
+
+    plus_two = timezone(timedelta(hours=2))
+    log_chat(workspace, start=datetime(2023, 5, 8, 23, 30, 15, 123456, tzinfo=plus_two))
+    _, _, acme, rel = _acme_job(workspace, valid_from=datetime(2022, 1, 3, 0, 30, tzinfo=plus_two))
+    conversation_summarise(conversation_id=Conversation.objects.filter(workspace=workspace).first().pk)
+    query = "Caroline support group Acme Robotics counseling painting"
+    hits = retrieval.search(retrieval.Filters(workspace_id=workspace.pk, bare_entities=True), query,
+                            get_embedder().embed([query])[0], named=[rel.subject_id])
+    stored = {
+        "interaction": {i.pk: (i.occurred_at, i.created_at) for i in Interaction.objects.filter(workspace=workspace)},
+        "memory": {m.pk: (datetime.combine(m.event_first, time.min, tzinfo=timezone.utc) if m.event_first
+                          else m.occurred_at, m.created_at) for m in Memory.objects.filter(workspace=workspace)},
+        "relationship": {r.pk: (r.valid_from, r.created_at) for r in Relationship.objects.filter(workspace=workspace)},
+        "summary": {s.pk: (Interaction.objects.get(pk=s.source_last_id).occurred_at, s.created_at)
+                    for s in ConversationSummary.objects.filter(conversation__workspace=workspace)},
+        "entity": {e.pk: (None, e.created_at) for e in Entity.objects.filter(workspace=workspace)},
+    }
+    seen = set()
+    for hit in hits:
+        if hit.kind not in stored or hit.id not in stored[hit.kind]:
+            continue
+        occurred, learned = stored[hit.kind][hit.id]
+        assert hit.learned_at == learned and hit.learned_at.utcoffset() == timedelta(0), hit
+        if hit.kind != "entity":  # an entity's time is its latest supporting message's
+            assert hit.occurred_at == occurred, hit
+        assert hit.occurred_at is None or hit.occurred_at.utcoffset() == timedelta(0), hit
+        seen.add(hit.kind)
+    assert seen == set(stored), seen
+    assert any(h.kind == "relationship" and h.occurred_at == datetime(2022, 1, 2, 22, 30, tzinfo=timezone.utc)
+               for h in hits)
