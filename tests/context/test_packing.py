@@ -369,3 +369,15 @@ _WORDPIECE = WordPieceTokenCounter()
 @settings(max_examples=500)
 def test_the_wordpiece_lower_bound_is_never_above_the_count(text):
     assert _WORDPIECE.lower_bound(text) <= _WORDPIECE.count(text)
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=80))
+@settings(max_examples=500)
+def test_the_wordpiece_lower_bound_of_ascii_text_counts_every_word(text):
+    """ASCII text takes a shortcut (a plain split): the same bound as the general rule."""
+    from core.providers.tokens import _COUNTED_WORD
+
+    bound = _WORDPIECE.lower_bound(text)
+    flat = text.replace("\n", " ").replace("\t", " ").replace("\r", " ")
+    assert bound == (len(_COUNTED_WORD.findall(flat)) if flat.isprintable() else 0)
+    assert bound <= _WORDPIECE.count(text)

@@ -49,6 +49,38 @@ def test_the_model_loads_once_per_process():
     assert get_embedder() is embedder and embedder._model is model
 
 
+def test_the_default_runtime_is_onnx_with_the_torch_models_vectors(tmp_path, monkeypatch):
+    """Exported into the cache on first use, checked, then reused; its vectors equal the
+    torch pipeline's, alone and in batches of mixed lengths (padding, truncation)."""
+    cache = tmp_path / "models"
+    monkeypatch.setenv("MNEMO_MODEL_CACHE", str(cache))
+    embedder, reference = SentenceTransformerEmbedder(), SentenceTransformerEmbedder(runtime="torch")
+    texts = ["I adopted a puppy last week.", "ok", "Ünïcödé café 🙂 on 2023-05-08", "long " * 400,
+             "What did Caroline say about the adoption agency in May?"] * 3
+    got, expected = embedder.embed(texts), reference.embed(texts)
+    assert embedder.runtime == "onnx" and reference.runtime == "torch"
+    assert [p.suffix for p in cache.iterdir() if not p.name.startswith(".")] == [".onnx"]
+    assert min(cosine(a, b) for a, b in zip(got, expected)) > 0.99999
+    assert cosine(embedder.embed([texts[3]])[0], got[3]) > 0.999999  # alone as in a batch
+    again = SentenceTransformerEmbedder()  # another process: loads the cached file, no export
+    monkeypatch.setattr("core.providers.onnx_model._export", lambda *a: pytest.fail("exported again"))
+    assert cosine(again.embed(["ok"])[0], expected[1]) > 0.99999 and again.runtime == "onnx"
+
+
+def test_an_onnx_export_that_fails_its_check_leaves_torch_and_says_why(tmp_path, monkeypatch):
+    from core.providers import onnx_model
+
+    monkeypatch.setenv("MNEMO_MODEL_CACHE", str(tmp_path / "models"))
+    monkeypatch.setattr(onnx_model, "MIN_COSINE", 1.5)  # no export can pass
+    embedder = SentenceTransformerEmbedder()
+    [vector] = embedder.embed(["I adopted a puppy last week."])
+    assert embedder.runtime == "torch" and len(vector) == 384
+    assert "differ from the torch model" in embedder.fallback_reason  # and logged as a warning
+    assert [p.name for p in (tmp_path / "models").iterdir()] == [".export.lock"]  # nothing unchecked is kept
+    with pytest.raises(ProviderError):
+        SentenceTransformerEmbedder(runtime="tensorflow")
+
+
 # --- OpenAI-compatible embeddings ------------------------------------------------------------
 
 def test_the_http_embedder_orders_and_normalises_vectors(server):
