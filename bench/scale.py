@@ -58,6 +58,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import random
 import re
 import statistics
@@ -252,11 +253,9 @@ _embedder = None
 def embedder():
     global _embedder
     if _embedder is None:
-        import torch
-
         from core.providers.embeddings import SentenceTransformerEmbedder
 
-        torch.set_num_threads(2)
+        os.environ["MNEMO_TORCH_THREADS"] = "2"  # the model's threads (ONNX Runtime or torch): both cores
         _embedder = SentenceTransformerEmbedder()
     return _embedder
 
@@ -1168,7 +1167,6 @@ def stage_breakdown(mnemo: Mnemo, dsn_given: bool, workspace_id: int, qs: list[t
     Django's execute_wrapper and labelled by table, the query embedding timed where it runs
     (in its own thread, overlapping the full-text searches), and the rest as Python.
     Indicative only: no HTTP, no auth, this process's embedder."""
-    import os
     if dsn_given and not os.environ.get("DATABASE_URL"):
         return {"skipped": "--dsn without DATABASE_URL in the environment"}
     if not dsn_given:
@@ -1176,6 +1174,7 @@ def stage_breakdown(mnemo: Mnemo, dsn_given: bool, workspace_id: int, qs: list[t
     os.environ["MNEMO_VAR_DIR"] = str(mnemo.var_dir)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mnemo.settings")
     os.environ.setdefault("LOG_LEVEL", "WARNING")
+    os.environ["MNEMO_TORCH_THREADS"] = "1"  # the model's threads, as in the web processes
     import importlib
 
     import django
@@ -1185,7 +1184,6 @@ def stage_breakdown(mnemo: Mnemo, dsn_given: bool, workspace_id: int, qs: list[t
     importlib.reload(embedded_db)
 
     django.setup()
-    import torch
     from django.db import connection, transaction
 
     from context import services
@@ -1214,7 +1212,6 @@ def stage_breakdown(mnemo: Mnemo, dsn_given: bool, workspace_id: int, qs: list[t
             current["embed query (own thread)"] = (time.perf_counter() - t0) * 1000
 
     embed(["warm-up"])  # the model loads once, outside the timings
-    torch.set_num_threads(1)  # as the web processes do (MNEMO_TORCH_THREADS=1)
     model.embed = timed_embed
     actor = Actor(user=None, api_key=None, label="bench")
     try:

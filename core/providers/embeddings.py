@@ -91,6 +91,7 @@ class SentenceTransformerEmbedder:
                         from core.providers import onnx_model
 
                         self._model = onnx_model.load(self.model_path, self._threads() or 1, self._torch)
+                        self._torch_model = None  # needed only to export and check the graph
                     except Exception as exc:  # noqa: BLE001 - any failure here leaves torch, which works
                         self.fallback_reason = f"{type(exc).__name__}: {exc}"
                         logger.warning("embedding with torch: the ONNX runtime is not usable here (%s)",

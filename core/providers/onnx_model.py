@@ -46,6 +46,7 @@ class OnnxSentenceModel:
         options.inter_op_num_threads = 1
         options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
         self._session = onnxruntime.InferenceSession(str(onnx_file), options, providers=["CPUExecutionProvider"])
+        self._dimensions = self._session.get_outputs()[0].shape[-1]  # (batch, tokens, 384)
         tokenizer = Tokenizer.from_file(os.path.join(model_path, "tokenizer.json"))
         tokenizer.no_padding()  # the file pads to 128; batches are padded to their longest here
         tokenizer.enable_truncation(max_seq_length(model_path))
@@ -53,15 +54,12 @@ class OnnxSentenceModel:
 
     def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
         encodings = self._tokenizer.encode_batch(list(texts))
-        out = np.zeros((len(texts), 0), np.float32)
+        out = np.zeros((len(texts), self._dimensions), np.float32)
         # Batches of similar lengths (as SentenceTransformer does): less padding to run.
         order = sorted(range(len(texts)), key=lambda i: -len(encodings[i].ids))
         for start in range(0, len(order), batch_size):
             chunk = order[start:start + batch_size]
-            vectors = self._run([encodings[i].ids for i in chunk])
-            if out.shape[1] == 0:
-                out = np.zeros((len(texts), vectors.shape[1]), np.float32)
-            out[chunk] = vectors
+            out[chunk] = self._run([encodings[i].ids for i in chunk])
         return out
 
     def _run(self, ids: list[list[int]]) -> np.ndarray:

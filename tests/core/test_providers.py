@@ -62,6 +62,7 @@ def test_the_default_runtime_is_onnx_with_the_torch_models_vectors(tmp_path, mon
     assert [p.suffix for p in cache.iterdir() if not p.name.startswith(".")] == [".onnx"]
     assert min(cosine(a, b) for a, b in zip(got, expected)) > 0.99999
     assert cosine(embedder.embed([texts[3]])[0], got[3]) > 0.999999  # alone as in a batch
+    assert embedder._torch_model is None  # torch was needed to export and check, not to run
     again = SentenceTransformerEmbedder()  # another process: loads the cached file, no export
     monkeypatch.setattr("core.providers.onnx_model._export", lambda *a: pytest.fail("exported again"))
     assert cosine(again.embed(["ok"])[0], expected[1]) > 0.99999 and again.runtime == "onnx"
@@ -79,6 +80,16 @@ def test_an_onnx_export_that_fails_its_check_leaves_torch_and_says_why(tmp_path,
     assert [p.name for p in (tmp_path / "models").iterdir()] == [".export.lock"]  # nothing unchecked is kept
     with pytest.raises(ProviderError):
         SentenceTransformerEmbedder(runtime="tensorflow")
+
+
+def test_the_runtime_comes_from_settings(settings):
+    from core.providers.embeddings import build_embedder
+
+    settings.MNEMO_EMBEDDING_RUNTIME = "torch"
+    assert build_embedder().runtime == "torch"
+    settings.MNEMO_EMBEDDING_RUNTIME = "tensorflow"
+    with pytest.raises(ProviderError, match="unknown embedding runtime"):
+        build_embedder()
 
 
 # --- OpenAI-compatible embeddings ------------------------------------------------------------
