@@ -1161,8 +1161,10 @@ def _sql_label(sql: str) -> str:
     return f"sql {name} {what}"
 
 
-def stage_breakdown(mnemo: Mnemo, dsn_given: bool, workspace_id: int, qs: list[tuple[str, int]]) -> dict:
-    """Where a /context request's time goes: context.services.context_pack (the code the API
+def stage_breakdown(mnemo: Mnemo, dsn_given: bool, workspace_id: int, qs: list[tuple[str, int]],
+                    modes: tuple[str, ...] = ("context", "recall_entity")) -> dict:
+    """Where a request's time goes, per mode: for /context context.services.context_pack, for
+    recall by entity context.services.recall with the query's entity (the code the API
     runs) in this process against the same database, every SQL statement timed through
     Django's execute_wrapper and labelled by table, the query embedding timed where it runs
     (in its own thread, overlapping the full-text searches), and the rest as Python.
@@ -1190,8 +1192,14 @@ def stage_breakdown(mnemo: Mnemo, dsn_given: bool, workspace_id: int, qs: list[t
     from core.providers import get_embedder
     from core.services import Actor
 
-    per_query: list[dict[str, float]] = []
+    per_query: dict[str, list[dict[str, float]]] = {mode: [] for mode in modes}
     current: dict[str, float] = {}
+    calls = {
+        "context": lambda q, e: services.context_pack(services.PackRequest(query=q, workspace_id=workspace_id),
+                                                      actor=actor),
+        "recall_entity": lambda q, e: services.recall(services.RecallRequest(query=q, workspace_id=workspace_id,
+                                                                             entity_id=e)),
+    }
 
     def wrapper(execute, sql, params, many, context):
         t0 = time.perf_counter()
@@ -1216,28 +1224,34 @@ def stage_breakdown(mnemo: Mnemo, dsn_given: bool, workspace_id: int, qs: list[t
     actor = Actor(user=None, api_key=None, label="bench")
     try:
         with connection.execute_wrapper(wrapper):
-            for q, _entity in qs:
-                current.clear()
-                t_all = time.perf_counter()
-                with transaction.atomic():
-                    services.context_pack(services.PackRequest(query=q, workspace_id=workspace_id), actor=actor)
-                total = (time.perf_counter() - t_all) * 1000
-                sql = sum(v for k, v in current.items() if k.startswith("sql"))
-                per_query.append({**current, "total": total, "the rest: Python, waiting for the embedding": total - sql})
+            for q, entity in qs:
+                for mode in modes:
+                    current.clear()
+                    t_all = time.perf_counter()
+                    with transaction.atomic():
+                        calls[mode](q, entity)
+                    total = (time.perf_counter() - t_all) * 1000
+                    sql = sum(v for k, v in current.items() if k.startswith("sql"))
+                    per_query[mode].append({**current, "total": total,
+                                            "the rest: Python, waiting for the embedding": total - sql})
     except Exception as exc:  # a renamed service: say so, keep the rest of the report
         return {"skipped": f"{type(exc).__name__}: {exc}"}
     finally:
         model.embed = embed
         connection.close()
-    labels = sorted({k for d in per_query for k in d}, key=lambda k: -statistics.fmean(d.get(k, 0) for d in per_query))
-    return {"queries": len(per_query),
-            "ms": {k: {"p50": round(statistics.median([d.get(k, 0.0) for d in per_query]), 2),
-                       "mean": round(statistics.fmean([d.get(k, 0.0) for d in per_query]), 2)} for k in labels}}
+    out = {}
+    for mode, rows in per_query.items():
+        labels = sorted({k for d in rows for k in d}, key=lambda k: -statistics.fmean(d.get(k, 0) for d in rows))
+        out[mode] = {"queries": len(rows),
+                     "ms": {k: {"p50": round(statistics.median([d.get(k, 0.0) for d in rows]), 2),
+                                "mean": round(statistics.fmean([d.get(k, 0.0) for d in rows]), 2)} for k in labels}}
+    return out
 
 
 # --- main -------------------------------------------------------------------------------------
 
-PREWARMED = ["conversations_interaction", "memory_memory", "memory_memoryevidence", "conversations_conversationsummary",
+PREWARMED = ["conversations_interaction", "conversations_interactionindex", "memory_memory", "memory_memoryevidence",
+             "conversations_conversationsummary",
              "interaction_search_gin", "memory_search_gin", "interaction_embedding_hnsw", "memory_embedding_hnsw"]
 
 
@@ -1307,8 +1321,8 @@ def run(args, mnemo: Mnemo, pool: Pool, report: dict) -> None:
     warmup, measured = [qs[i % 10] for i in range(args.warmup)], qs[10:]
     report["api"] = measure_api(mnemo, key, measured, warmup)
     if args.breakdown:
-        print(f"where a /context request's time goes ({args.breakdown} queries, context_pack in-process) …",
-              flush=True)
+        print(f"where a /context and a recall-by-entity request's time goes ({args.breakdown} queries each, "
+              "in-process) …", flush=True)
         report["breakdown"] = stage_breakdown(mnemo, bool(args.dsn), workspace_id, measured[: args.breakdown])
     print("HNSW recall against exact search (context/retrieval.py's SQL, ef_search 120, relaxed_order, "
           "max_scan_tuples 10,000):", flush=True)
@@ -1350,10 +1364,11 @@ def print_report(report: dict) -> None:
     if b and "skipped" in b:
         print(f"\nbreakdown skipped: {b['skipped']}")
     elif b:
-        print(f"\nwhere a /context request's time goes (in-process context_pack, {b['queries']} queries; the "
-              "embedding runs in its own thread beside the full-text SQL), ms p50 / mean:")
-        for label, v in b["ms"].items():
-            print(f"  {label:40}{v['p50']:>9}{v['mean']:>9}")
+        for mode, what in (("context", "/context (context_pack"), ("recall_entity", "recall by entity (recall")):
+            print(f"\nwhere a {what} in-process, {b[mode]['queries']} queries; the embedding runs in its own "
+                  "thread beside the full-text SQL), ms p50 / mean:")
+            for label, v in b[mode]["ms"].items():
+                print(f"  {label:40}{v['p50']:>9}{v['mean']:>9}")
     print("\nHNSW recall vs exact (top-10 of LIMIT 60, same filters):")
     for name, h in report["hnsw"].items():
         if not h.get("queries"):

@@ -231,9 +231,15 @@ def _interaction_dense(cursor, f: Filters, where: str, params: list, vector: str
     # The embeddings live in their own table (InteractionIndex), with the workspace for the filter.
     rows = ("FROM conversations_interactionindex x JOIN conversations_interaction i ON i.id = x.interaction_id "
             f"WHERE x.workspace_id = %s AND {where}")
-    # Counted on the interactions alone (an index-only scan; the join made the count cost ~10 ms).
+    # Counted on the interactions alone (an index-only scan; the join made the count cost ~10 ms);
+    # compared exactly by id: the filter's interaction ids first, then their embeddings
+    # through the primary key as one sorted array (one index descent per leaf page rather
+    # than per row: 5,907 rows of one speaker 15 → 9 ms).
     return _nearest(cursor, f, "i.id", "x.embedding", rows, [f.workspace_id, *params], vector,
-                    counted=(f"FROM conversations_interaction i WHERE {where}", params))
+                    counted=(f"FROM conversations_interaction i WHERE {where}", params),
+                    exact=("x.interaction_id", "x.embedding",
+                           "FROM conversations_interactionindex x WHERE x.interaction_id = ANY(ARRAY("
+                           f"SELECT i.id FROM conversations_interaction i WHERE {where}))", params))
 
 
 def _interaction_hits(cursor, ids: set[int]) -> dict[int, Hit]:
@@ -288,26 +294,34 @@ def _dense(cursor, f: Filters, table: str, alias: str, where: str, params: list,
     return _nearest(cursor, f, f"{alias}.id", f"{alias}.embedding", rows, params, vector)
 
 
-# A filtered search over at most this many rows compares the query with each of them (~5 µs a
-# row: ≤ 40 ms, exact), sparing HNSW's iterative scan, which walks the graph until enough
-# rows pass a selective filter: 120–170 ms for a speaker with 0.45 % of a million
-# interactions, where the exact search took 21 ms. Wider filters pass often enough for HNSW.
-EXACT_MAX_ROWS = 8000
+# A filtered search over at most this many rows compares the query with each of them
+# (~0.6–1.4 µs a row: ≤ ~20 ms, exact), sparing HNSW's iterative scan, which walks the graph
+# until enough rows pass a selective filter: on the 1 M-interaction workspace, 35–56 ms (and
+# top-10 recall 0.6–0.8) for speakers with 6,000–12,000 messages, where the exact search took
+# 8–15 ms; above ~18,000 rows (~2 %) HNSW is the quicker (bench/RESULTS.md).
+EXACT_MAX_ROWS = 15_000
 
 
 def _nearest(cursor, f: Filters, pk: str, embedding: str, rows: str, params: list, vector: str,
-             counted: tuple[str, list] | None = None) -> list[tuple[int, float]]:
+             counted: tuple[str, list] | None = None,
+             exact: tuple[str, str, str, list] | None = None) -> list[tuple[int, float]]:
     """The DEPTH nearest of `rows` (a FROM … WHERE … clause): by the HNSW index, or exactly
     when a narrowing filter leaves few rows (counted up to EXACT_MAX_ROWS + 1, by index, in
-    `counted` when given: the same rows, cheaper to count)."""
+    `counted` when given: the same rows, cheaper to count). `exact`: (id, embedding, FROM …
+    WHERE …, params) of the same rows in a form quicker to compare one by one."""
     if _narrowed(f):
         count_rows, count_params = counted or (rows, params)
         cursor.execute(f"SELECT count(*) FROM (SELECT 1 {count_rows} LIMIT {EXACT_MAX_ROWS + 1}) few", count_params)
         if cursor.fetchone()[0] <= EXACT_MAX_ROWS:
+            exact_pk, exact_embedding, exact_rows, exact_params = exact or (pk, embedding, rows, params)
+            # The distance is taken inside the materialised rows, which keeps the planner off
+            # the HNSW index and the rows small (with the 1.5 kB embeddings in them, a few
+            # thousand rows spilled to a temporary file).
             cursor.execute(f"""
-                WITH candidate AS MATERIALIZED (SELECT {pk} AS id, {embedding} AS embedding {rows})
-                SELECT id, embedding <=> %s::vector AS distance FROM candidate
-                ORDER BY distance, id LIMIT {DEPTH}""", [*params, vector])
+                WITH candidate AS MATERIALIZED (
+                    SELECT {exact_pk} AS id, {exact_embedding} <=> %s::vector AS distance {exact_rows})
+                SELECT id, distance FROM candidate ORDER BY distance, id LIMIT {DEPTH}""",
+                           [vector, *exact_params])
             return cursor.fetchall()
     cursor.execute(f"SELECT {pk}, {embedding} <=> %s::vector AS distance {rows} "
                    f"ORDER BY {embedding} <=> %s::vector LIMIT {DEPTH}", [vector, *params, vector])

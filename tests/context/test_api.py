@@ -271,6 +271,41 @@ def test_a_narrow_filter_is_searched_exactly_and_a_wide_one_by_the_index(api, wo
     assert turns and {r["speaker"] for r in turns} == {"Caroline"}
 
 
+def test_the_exact_filtered_search_ranks_one_speakers_turns_by_cosine_distance(workspace):
+    """The exact path (the speaker's ids, then their embeddings by primary key) gives every
+    embedded turn of the speaker, nearest first, with pgvector's distance; a turn not yet
+    embedded is not among them, and nothing of another speaker is."""
+    import numpy as np
+
+    from context import retrieval
+    from conversations.models import InteractionIndex
+    from core.providers import get_embedder
+
+    ids = log_chat(workspace)
+    later = interactions_log(workspace=workspace, items=[InteractionItem(
+        channel="chat", channel_id="Caroline", sender_name="Caroline", content="Not embedded yet.", thread="conv-1",
+        external_id="conv-1:late", occurred_at=T0 + timedelta(hours=1))])[0].id
+    caroline = Entity.objects.get(workspace=workspace, name="Caroline")
+    query = get_embedder().embed(["counseling career"])[0]
+    filters = retrieval.Filters(workspace_id=workspace.pk, entity_id=caroline.pk)
+    where, params = retrieval._interaction_filters(filters)
+    with transaction.atomic(), connection_cursor() as cursor:
+        found = retrieval._interaction_dense(cursor, filters, where, params, retrieval._vector(query))
+    rows = InteractionIndex.objects.filter(interaction__entity=caroline)
+    expected = sorted((1 - float(np.dot(query, r.embedding) / np.linalg.norm(r.embedding) / np.linalg.norm(query)),
+                       r.pk) for r in rows)
+    assert [pk for pk, _ in found] == [pk for _, pk in expected]
+    assert {pk for pk, _ in found} == set(ids[0::2])  # Caroline's embedded turns, not the later one
+    assert later not in {pk for pk, _ in found}
+    assert [round(d, 5) for _, d in found] == [round(d, 5) for d, _ in expected]
+
+
+def connection_cursor():
+    from django.db import connection
+
+    return connection.cursor()
+
+
 def test_a_pack_answer_matches_its_schema_exactly(api, workspace):
     import json
 
