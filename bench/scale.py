@@ -1168,7 +1168,8 @@ def stage_breakdown(mnemo: Mnemo, dsn_given: bool, workspace_id: int, qs: list[t
     runs) in this process against the same database, every SQL statement timed through
     Django's execute_wrapper and labelled by table, the query embedding timed where it runs
     (in its own thread, overlapping the full-text searches), and the rest as Python.
-    Indicative only: no HTTP, no auth, this process's embedder."""
+    Sequential (MNEMO_RECALL_PARALLEL off; see below). Indicative only: no HTTP, no auth,
+    this process's embedder."""
     if dsn_given and not os.environ.get("DATABASE_URL"):
         return {"skipped": "--dsn without DATABASE_URL in the environment"}
     if not dsn_given:
@@ -1186,7 +1187,13 @@ def stage_breakdown(mnemo: Mnemo, dsn_given: bool, workspace_id: int, qs: list[t
     importlib.reload(embedded_db)
 
     django.setup()
+    from django.conf import settings
     from django.db import connection, transaction
+
+    # Every statement on this thread's connection, so each is timed: the API searches
+    # memories on a second connection beside the rest (MNEMO_RECALL_PARALLEL), which the
+    # per-statement timing could not see, so the breakdown is of the sequential search.
+    settings.MNEMO_RECALL_PARALLEL = False
 
     from context import services
     from core.providers import get_embedder

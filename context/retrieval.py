@@ -11,12 +11,14 @@ meanwhile (`search` takes the vector as a callable that waits for it). Only read
 from __future__ import annotations
 
 import re
+import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from django.db import connection
+from django.db import connection, transaction
 
 from entities import texts
 
@@ -573,43 +575,111 @@ _KINDS = {
 }
 
 
+# Kinds searched on a second connection when the search runs in parallel: memories cost
+# about what interactions do (full text, HNSW, rows and their evidence), the rest is small.
+PARALLEL_KINDS = ("memory",)
+_HELPERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="mnemo-search")
+_SNAPSHOT = re.compile(r"^[0-9A-F]+-[0-9A-F]+-[0-9]+$")
+
+
+def _on_snapshot(snapshot: str, work: Callable[[object], object]):
+    """`work(cursor)` in this (helper) thread's own connection, in a read-only transaction
+    that sees exactly what the exporting transaction sees (SET TRANSACTION SNAPSHOT)."""
+    if not _SNAPSHOT.match(snapshot):
+        raise ValueError(f"not a snapshot id: {snapshot!r}")
+    connection.close_if_unusable_or_obsolete()  # as Django does for a request's connection
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        cursor.execute(f"SET TRANSACTION SNAPSHOT '{snapshot}'")
+        _prepare(cursor)
+        return work(cursor)
+
+
+def close_helper_connections() -> None:
+    """Close the helper threads' database connections (tests, before the test database goes)."""
+    workers = _HELPERS._max_workers
+    barrier = threading.Barrier(workers)
+
+    def close() -> None:
+        barrier.wait(timeout=10)  # every worker thread takes one: each closes its own
+        connection.close()
+
+    for future in [_HELPERS.submit(close) for _ in range(workers)]:
+        future.result()
+
+
+class _Once:
+    """A value computed once by whichever thread asks first."""
+
+    def __init__(self, make: Callable[[], object]):
+        self._make, self._lock, self._done, self._value = make, threading.Lock(), False, None
+
+    def __call__(self):
+        with self._lock:
+            if not self._done:
+                self._value, self._done = self._make(), True
+            return self._value
+
+
+def _lexical_plan(cursor, filters: Filters, kind: str, lexemes: list[str]) -> tuple[str, list, list[int]]:
+    spec = _KINDS[kind]
+    where, params = spec.filters(filters)
+    return where, params, _lexical(cursor, spec.table, spec.alias, where, params, lexemes,
+                                   narrowed=_narrowed(filters))
+
+
+def _kind_hits(cursor, filters: Filters, kind: str, plan: tuple[str, list, list[int]], literal: str,
+               named: list[int]) -> list[Hit]:
+    """The kind's dense neighbours, joined with its full-text ones, as ranked hits."""
+    spec, (where, params, lexical) = _KINDS[kind], plan
+    if spec.dense is not None:
+        dense = spec.dense(cursor, filters, where, params, literal)
+    else:
+        dense = _dense(cursor, filters, spec.table, spec.alias, where, params, literal)
+    ids = {pk for pk, _ in dense} | set(lexical)
+    if kind == "relationship":
+        ids |= set(_relationships_named(cursor, where, params, list(named)))
+    return list(_ranked(spec.hits(cursor, ids), dense, lexical).values()) if ids else []
+
+
 def search(filters: Filters, query: str, vector: Callable[[], list[float]] | list[float], *,
            kinds: tuple[str, ...] = KINDS, named: list[int] = (),
-           meanwhile: Callable[[], None] | None = None) -> list[Hit]:
+           meanwhile: Callable[[], None] | None = None, parallel: bool = False) -> list[Hit]:
     """Every kind's dense and lexical neighbours of the query, as hits with their ranks.
     `vector`: the query's embedding, or a callable that waits for it: every full-text search
     runs first, so the embedding can be computed meanwhile (a callable with a `start()`
     method is told when they begin). `named`: the ids of the entities
     the query names (their relationships are candidates too). `meanwhile`: work of the
     caller's that needs no vector, run after the full-text searches while the query may
-    still be embedding."""
+    still be embedding. `parallel`: search PARALLEL_KINDS on a helper thread's connection
+    at the same time, in this transaction's snapshot (exported; the caller must be in a
+    transaction with no writes of its own, which another connection could not see)."""
     searched = [kind for kind in _KINDS if kind in kinds and (kind != "memory" or filters.memory_types)]
+    literal = _Once(lambda: _vector(vector() if callable(vector) else vector))
     with connection.cursor() as cursor:
         _prepare(cursor)
         lexemes = _lexemes(cursor, query)
         if hasattr(vector, "start"):
             vector.start()  # embedding from now on, beside the full-text searches
-        plans = {}
-        for kind in searched:
-            spec = _KINDS[kind]
-            where, params = spec.filters(filters)
-            plans[kind] = (where, params, _lexical(cursor, spec.table, spec.alias, where, params, lexemes,
-                                                   narrowed=_narrowed(filters)))
-        if meanwhile is not None:
-            meanwhile()
-        literal = _vector(vector() if callable(vector) else vector)
-        hits: list[Hit] = []
-        for kind in searched:
-            spec, (where, params, lexical) = _KINDS[kind], plans[kind]
-            if spec.dense is not None:
-                dense = spec.dense(cursor, filters, where, params, literal)
-            else:
-                dense = _dense(cursor, filters, spec.table, spec.alias, where, params, literal)
-            ids = {pk for pk, _ in dense} | set(lexical)
-            if kind == "relationship":
-                ids |= set(_relationships_named(cursor, where, params, list(named)))
-            if ids:
-                hits += _ranked(spec.hits(cursor, ids), dense, lexical).values()
+        helped = {}
+        aside = [kind for kind in searched if kind in PARALLEL_KINDS] if parallel else []
+        if aside:
+            cursor.execute("SELECT pg_export_snapshot()")
+            snapshot = cursor.fetchone()[0]
+            for kind in aside:
+                helped[kind] = _HELPERS.submit(_on_snapshot, snapshot, lambda c, kind=kind: _kind_hits(
+                    c, filters, kind, _lexical_plan(c, filters, kind, lexemes), literal(), named))
+        try:
+            plans = {kind: _lexical_plan(cursor, filters, kind, lexemes) for kind in searched if kind not in helped}
+            if meanwhile is not None:
+                meanwhile()
+            own = {kind: _kind_hits(cursor, filters, kind, plan, literal(), named) for kind, plan in plans.items()}
+            hits: list[Hit] = []
+            for kind in searched:  # in the kinds' order, however they were searched
+                hits += helped[kind].result() if kind in helped else own[kind]
+        finally:
+            for future in helped.values():  # never leave a helper reading after an error here
+                future.exception()
         if "summary" in kinds:
             found = {h.conversation_id for h in hits if h.conversation_id is not None
                      and min(h.dense_rank or DEPTH + 1, h.lexical_rank or DEPTH + 1) <= SUMMARY_SCOPE}

@@ -206,11 +206,14 @@ def ranked(request: RecallRequest, *, meanwhile: Callable[[list[int]], object] |
         if meanwhile is not None:
             found["meanwhile"] = meanwhile(entity_ids)
 
+    # Memories are searched on a second connection beside the rest, in this transaction's
+    # snapshot, unless the caller's transaction holds writes another connection cannot see.
+    parallel = settings.MNEMO_RECALL_PARALLEL and not connection.in_atomic_block
     with transaction.atomic():
         named = retrieval.entities_named(request.workspace_id, request.query)
         entity_ids = sorted({pk for pk, _ in named} | ({request.entity_id} if request.entity_id else set()))
         hits = retrieval.search(filters, request.query, embedding, kinds=kinds, named=[pk for pk, _ in named],
-                                meanwhile=while_embedding)
+                                meanwhile=while_embedding, parallel=parallel)
     links = found["links"]
     query = scoring.Query(text=request.query, concepts=query_concepts, entity_ids=frozenset(entity_ids),
                           time_range=found["time_range"], now=now, recency_weight=request.recency_weight)

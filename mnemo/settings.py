@@ -246,6 +246,9 @@ MNEMO_CENSOR_MATCH_THRESHOLD = env_float("MNEMO_CENSOR_MATCH_THRESHOLD", 0.6)
 # Context packs: a censor whose relevance to the query reaches this score comes with the
 # pack as a warning.
 MNEMO_PACK_CENSOR_MIN_SCORE = env_float("MNEMO_PACK_CENSOR_MIN_SCORE", 0.45)
+# Recall and packs search memories on a second database connection, beside the other kinds
+# (the same snapshot, imported), when the request holds no uncommitted writes of its own.
+MNEMO_RECALL_PARALLEL = env_bool("MNEMO_RECALL_PARALLEL", True)
 # Context packs list, per section, this many of the items they dropped (the best scored
 # first) with their reasons, and count the rest: a pack is offered hundreds of candidates,
 # and listing them all made every logged pack ~250 kB.
