@@ -576,7 +576,8 @@ _KINDS = {
 
 
 # Kinds searched on a second connection when the search runs in parallel: memories cost
-# about what interactions do (full text, HNSW, rows and their evidence), the rest is small.
+# about what interactions do (full text, HNSW, rows and their evidence). Entities and
+# relationships with them measured the same (per-query alternation, 150 queries).
 PARALLEL_KINDS = ("memory",)
 _HELPERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="mnemo-search")
 _SNAPSHOT = re.compile(r"^[0-9A-F]+-[0-9A-F]+-[0-9]+$")
@@ -661,25 +662,28 @@ def search(filters: Filters, query: str, vector: Callable[[], list[float]] | lis
         lexemes = _lexemes(cursor, query)
         if hasattr(vector, "start"):
             vector.start()  # embedding from now on, beside the full-text searches
-        helped = {}
+        helper = None
         aside = [kind for kind in searched if kind in PARALLEL_KINDS] if parallel else []
         if aside:
             cursor.execute("SELECT pg_export_snapshot()")
             snapshot = cursor.fetchone()[0]
-            for kind in aside:
-                helped[kind] = _HELPERS.submit(_on_snapshot, snapshot, lambda c, kind=kind: _kind_hits(
-                    c, filters, kind, _lexical_plan(c, filters, kind, lexemes), literal(), named))
+
+            def aside_search(c) -> dict[str, list[Hit]]:
+                plans = {kind: _lexical_plan(c, filters, kind, lexemes) for kind in aside}
+                return {kind: _kind_hits(c, filters, kind, plan, literal(), named) for kind, plan in plans.items()}
+
+            helper = _HELPERS.submit(_on_snapshot, snapshot, aside_search)
         try:
-            plans = {kind: _lexical_plan(cursor, filters, kind, lexemes) for kind in searched if kind not in helped}
+            plans = {kind: _lexical_plan(cursor, filters, kind, lexemes) for kind in searched if kind not in aside}
             if meanwhile is not None:
                 meanwhile()
             own = {kind: _kind_hits(cursor, filters, kind, plan, literal(), named) for kind, plan in plans.items()}
-            hits: list[Hit] = []
-            for kind in searched:  # in the kinds' order, however they were searched
-                hits += helped[kind].result() if kind in helped else own[kind]
+            if helper is not None:
+                own |= helper.result()
+            hits = [hit for kind in searched for hit in own[kind]]  # in the kinds' order, wherever searched
         finally:
-            for future in helped.values():  # never leave a helper reading after an error here
-                future.exception()
+            if helper is not None:  # never leave a helper reading after an error here
+                helper.exception()
         if "summary" in kinds:
             found = {h.conversation_id for h in hits if h.conversation_id is not None
                      and min(h.dense_rank or DEPTH + 1, h.lexical_rank or DEPTH + 1) <= SUMMARY_SCOPE}
