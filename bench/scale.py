@@ -39,8 +39,9 @@ query embedding; HNSW recall against exact search at the same filters).
    app;dur=` header (the whole request in Django, query embedding included); client =
    wall time around the HTTP call. Queries: LoCoMo questions with the names swapped for
    speakers of the workspace, else generated ones. Then, for --breakdown queries, where a
-   /context request's time goes: context.services.context_pack run in this process against
-   the same database, every SQL statement timed and labelled by table, the query embedding
+   /context and a recall-by-entity request's time goes: context.services.context_pack and
+   recall run in this process against the same database, every SQL statement timed and
+   labelled by table (on one connection: MNEMO_RECALL_PARALLEL off), the query embedding
    timed in its thread (indicative; the API numbers are the result).
 3. HNSW recall@10 against exact search, for --hnsw-queries query vectors, with the SQL shape
    of context/retrieval.py (workspace filter, hnsw.iterative_scan = relaxed_order,
