@@ -579,7 +579,8 @@ _KINDS = {
 # about what interactions do (full text, HNSW, rows and their evidence). Entities and
 # relationships with them measured the same (per-query alternation, 150 queries).
 PARALLEL_KINDS = ("memory",)
-_HELPERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="mnemo-search")
+HELPER_THREADS = 4  # per process: a web process serves 4 requests at a time
+_HELPERS = ThreadPoolExecutor(max_workers=HELPER_THREADS, thread_name_prefix="mnemo-search")
 _SNAPSHOT = re.compile(r"^[0-9A-F]+-[0-9A-F]+-[0-9]+$")
 
 
@@ -598,7 +599,7 @@ def _on_snapshot(snapshot: str, work: Callable[[object], object]):
 
 def close_helper_connections() -> None:
     """Close the helper threads' database connections (tests, before the test database goes)."""
-    workers = _HELPERS._max_workers
+    workers = HELPER_THREADS
     barrier = threading.Barrier(workers)
 
     def close() -> None:

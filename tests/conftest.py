@@ -35,6 +35,17 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):
         shutil.rmtree(root, ignore_errors=True)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _helper_connections_closed(django_db_setup):
+    """Recall's helper threads keep their own database connections (context.retrieval):
+    closed before the test database is dropped (this fixture's teardown runs before
+    django_db_setup's)."""
+    yield
+    from context import retrieval
+
+    retrieval.close_helper_connections()
+
+
 @pytest.fixture(autouse=True)
 def _isolated_settings(settings, tmp_path):
     # Tests never touch the checkout's var/: a broker folder of their own, and the plain
