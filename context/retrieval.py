@@ -10,6 +10,7 @@ meanwhile (`search` takes the vector as a callable that waits for it). Only read
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 import time
@@ -532,8 +533,8 @@ def _relationships_named(cursor, where: str, params: list, named: list[int]) -> 
 
 def _relationship_hits(cursor, ids: set[int]) -> dict[int, Hit]:
     cursor.execute(f"""
-        SELECT r.id, s.name, r.predicate, o.name, {_utc("r.valid_from")}, {_utc("r.created_at")}, r.confidence, r.status,
-               r.subject_id, r.object_id, r.evidence_id, i.external_id
+        SELECT r.id, s.name, r.predicate, o.name, {_utc("r.valid_from")}, {_utc("r.created_at")}, r.confidence,
+               r.status, r.subject_id, r.object_id, r.evidence_id, i.external_id
         FROM entities_relationship r JOIN entities_entity s ON s.id = r.subject_id
              JOIN entities_entity o ON o.id = r.object_id
              LEFT JOIN conversations_interaction i ON i.id = r.evidence_id
@@ -610,19 +611,6 @@ def close_helper_connections() -> None:
         future.result()
 
 
-class _Once:
-    """A value computed once by whichever thread asks first."""
-
-    def __init__(self, make: Callable[[], object]):
-        self._make, self._lock, self._done, self._value = make, threading.Lock(), False, None
-
-    def __call__(self):
-        with self._lock:
-            if not self._done:
-                self._value, self._done = self._make(), True
-            return self._value
-
-
 def _lexical_plan(cursor, filters: Filters, kind: str, lexemes: list[str]) -> tuple[str, list, list[int]]:
     spec = _KINDS[kind]
     where, params = spec.filters(filters)
@@ -657,14 +645,16 @@ def search(filters: Filters, query: str, vector: Callable[[], list[float]] | lis
     at the same time, in this transaction's snapshot (exported; the caller must be in a
     transaction with no writes of its own, which another connection could not see)."""
     searched = [kind for kind in _KINDS if kind in kinds and (kind != "memory" or filters.memory_types)]
-    literal = _Once(lambda: _vector(vector() if callable(vector) else vector))
+    # The vector as SQL, made by whichever thread needs it first (both make the same string).
+    literal = functools.cache(lambda: _vector(vector() if callable(vector) else vector))
     with connection.cursor() as cursor:
         _prepare(cursor)
         lexemes = _lexemes(cursor, query)
         if hasattr(vector, "start"):
             vector.start()  # embedding from now on, beside the full-text searches
         helper = None
-        aside = [kind for kind in searched if kind in PARALLEL_KINDS] if parallel else []
+        # An exported snapshot lives as long as its transaction: none, no helper.
+        aside = [kind for kind in searched if kind in PARALLEL_KINDS] if parallel and connection.in_atomic_block else []
         if aside:
             cursor.execute("SELECT pg_export_snapshot()")
             snapshot = cursor.fetchone()[0]

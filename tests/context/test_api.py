@@ -276,6 +276,7 @@ def test_the_exact_filtered_search_ranks_one_speakers_turns_by_cosine_distance(w
     embedded turn of the speaker, nearest first, with pgvector's distance; a turn not yet
     embedded is not among them, and nothing of another speaker is."""
     import numpy as np
+    from django.db import connection
 
     from context import retrieval
     from conversations.models import InteractionIndex
@@ -289,7 +290,7 @@ def test_the_exact_filtered_search_ranks_one_speakers_turns_by_cosine_distance(w
     query = get_embedder().embed(["counseling career"])[0]
     filters = retrieval.Filters(workspace_id=workspace.pk, entity_id=caroline.pk)
     where, params = retrieval._interaction_filters(filters)
-    with transaction.atomic(), connection_cursor() as cursor:
+    with transaction.atomic(), connection.cursor() as cursor:
         found = retrieval._interaction_dense(cursor, filters, where, params, retrieval._vector(query))
     rows = InteractionIndex.objects.filter(interaction__entity=caroline)
     expected = sorted((1 - float(np.dot(query, r.embedding) / np.linalg.norm(r.embedding) / np.linalg.norm(query)),
@@ -298,12 +299,6 @@ def test_the_exact_filtered_search_ranks_one_speakers_turns_by_cosine_distance(w
     assert {pk for pk, _ in found} == set(ids[0::2])  # Caroline's embedded turns, not the later one
     assert later not in {pk for pk, _ in found}
     assert [round(d, 5) for _, d in found] == [round(d, 5) for d, _ in expected]
-
-
-def connection_cursor():
-    from django.db import connection
-
-    return connection.cursor()
 
 
 def test_a_pack_answer_matches_its_schema_exactly(api, workspace):
