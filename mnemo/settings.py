@@ -76,6 +76,8 @@ INSTALLED_APPS = [
     "django.contrib.postgres",
     "django_htmx",
     "template_partials",
+    # Swagger UI's assets from django-ninja's own static files: /api/v1/docs works offline.
+    "ninja",
     "core",
     "entities",
     "conversations",
