@@ -138,6 +138,7 @@ class InteractionIndex(models.Model):
     processed_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
+        verbose_name_plural = "interaction indexes"
         indexes = [
             HnswIndex(name="interaction_embedding_hnsw", fields=["embedding"], m=16, ef_construction=64,
                       opclasses=["vector_cosine_ops"]),
@@ -180,6 +181,7 @@ class ConversationSummary(models.Model):
     )
 
     class Meta:
+        verbose_name_plural = "conversation summaries"
         ordering = ["created_at", "id"]
         constraints = [
             # Summarising is idempotent: one summary per conversation and last interaction.

@@ -1,7 +1,10 @@
+from django import forms
 from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
+from django.utils import timezone
 
 from core import services
-from core.models import ApiKey, AuditEvent, Membership, WorkerHeartbeat, Workspace
+from core.models import ApiKey, AuditEvent, Membership, Scope, WorkerHeartbeat, Workspace
 
 
 class MembershipInline(admin.TabularInline):
@@ -26,33 +29,73 @@ class MembershipAdmin(admin.ModelAdmin):
     autocomplete_fields = ["user", "workspace"]
 
 
+class ApiKeyCreateForm(forms.ModelForm):
+    """A new key's scopes are ticked, not typed as JSON; what the service would refuse
+    (no scope, an expiry in the past) is a form error here, never a server error."""
+
+    scopes = forms.MultipleChoiceField(
+        choices=Scope.choices, widget=forms.CheckboxSelectMultiple, help_text="Admin implies read and write."
+    )
+
+    class Meta:
+        model = ApiKey
+        fields = ["workspace", "name", "scopes", "expires_at"]
+
+    def clean_scopes(self) -> list[str]:
+        try:
+            return services.parse_scopes(self.cleaned_data["scopes"])
+        except ValidationError as exc:
+            raise forms.ValidationError(exc.messages) from exc
+
+    def clean_expires_at(self):
+        expires_at = self.cleaned_data["expires_at"]
+        if expires_at is not None and expires_at <= timezone.now():
+            raise forms.ValidationError("The expiry must lie in the future.")
+        return expires_at
+
+
 @admin.register(ApiKey)
 class ApiKeyAdmin(admin.ModelAdmin):
-    list_display = ["name", "workspace", "prefix", "scopes", "created_at", "last_used_at", "expires_at", "revoked_at"]
+    list_display = ["name", "workspace", "prefix", "scope_list", "created_at", "last_used_at", "expires_at", "revoked_at"]
     list_filter = ["workspace"]
     search_fields = ["name", "prefix"]
     actions = ["revoke"]
 
+    @admin.display(description="scopes")
+    def scope_list(self, obj: ApiKey) -> str:
+        return ", ".join(obj.scopes)
+
+    def get_form(self, request, obj=None, **kwargs):
+        if obj is None:
+            kwargs["form"] = ApiKeyCreateForm
+        return super().get_form(request, obj, **kwargs)
+
     def get_fields(self, request, obj=None):
         if obj is None:
             return ["workspace", "name", "scopes", "expires_at"]
-        return ["workspace", "name", "prefix", "scopes", "created_by", "created_at", "last_used_at", "expires_at", "revoked_at"]
+        return ["workspace", "name", "prefix", "scope_list", "created_by", "created_at", "last_used_at", "expires_at",
+                "revoked_at"]
 
     def get_readonly_fields(self, request, obj=None):
         if obj is None:
             return []
         # The hash never leaves the database; a key's identity cannot be edited.
-        return ["workspace", "prefix", "scopes", "created_by", "created_at", "last_used_at", "revoked_at"]
+        return ["workspace", "prefix", "scope_list", "created_by", "created_at", "last_used_at", "revoked_at"]
 
     def save_model(self, request, obj, form, change):
         if change:
             super().save_model(request, obj, form, change)
             return
         api_key, plaintext = services.api_key_create(
-            workspace=obj.workspace, name=obj.name, scopes=obj.scopes or ["read"],
+            workspace=obj.workspace, name=obj.name, scopes=obj.scopes,
             actor=services.Actor.for_user(request.user), expires_at=obj.expires_at,
         )
-        obj.pk = api_key.pk
+        # The admin goes on with `obj` (its "was added" message, the history entry, the
+        # redirect): it must be the stored row, or it reads "mn__…" with no prefix.
+        for field in ApiKey._meta.concrete_fields:
+            setattr(obj, field.attname, getattr(api_key, field.attname))
+        obj._state.adding = False
+        obj._state.db = api_key._state.db
         messages.warning(request, f"The new key, shown only this once: {plaintext}")
 
     def has_delete_permission(self, request, obj=None):

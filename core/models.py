@@ -73,6 +73,7 @@ class ApiKey(models.Model):
     revoked_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name = "API key"
         ordering = ["-created_at"]
         constraints = [
             models.CheckConstraint(condition=models.Q(hash__regex=r"^[0-9a-f]{64}$"), name="apikey_hash_is_sha256"),

@@ -115,6 +115,7 @@ class Memory(models.Model):
     )
 
     class Meta:
+        verbose_name_plural = "memories"
         indexes = [
             models.Index(fields=["workspace", "status", "type"], name="memory_ws_status_type"),
             models.Index(fields=["workspace", "text_hash"], name="memory_ws_hash"),
@@ -150,6 +151,7 @@ class MemoryEvidence(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
+        verbose_name_plural = "memory evidence"
         constraints = [models.UniqueConstraint(fields=["memory", "interaction"], name="memory_evidence_unique")]
         indexes = [models.Index(fields=["interaction"], name="memory_evidence_interaction")]
 
@@ -265,6 +267,7 @@ class TrustPolicy(models.Model):
     updated_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
+        verbose_name_plural = "trust policies"
         constraints = [
             models.CheckConstraint(condition=models.Q(min_confidence__gte=0, min_confidence__lte=1),
                                    name="trust_policy_confidence_0_1"),

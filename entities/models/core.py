@@ -103,6 +103,7 @@ class EntityEvidence(models.Model):
     added_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
+        verbose_name_plural = "entity evidence"
         constraints = [models.UniqueConstraint(fields=["entity", "interaction"], name="entity_evidence_unique")]
 
 
