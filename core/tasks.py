@@ -4,6 +4,7 @@ import socket
 
 from celery import shared_task
 
+from core.maintenance import erased_tables_vacuum
 from core.services import worker_heartbeat_record
 
 
@@ -11,3 +12,12 @@ from core.services import worker_heartbeat_record
 def heartbeat() -> None:
     """Beat sends this every 30 s; whichever worker runs it records that it is alive."""
     worker_heartbeat_record(hostname=socket.gethostname())
+
+
+@shared_task(name="core.vacuum_erased_tables", acks_late=True)
+def vacuum_erased_tables(workspace_id: int, erasure_id: str, tables: list[str]) -> list[str]:
+    """Enqueued when an erasure commits. A task, not an on_commit VACUUM in the request:
+    vacuuming scans every index of a large table in full (minutes for a big interaction log),
+    and the worker's connection is in autocommit, as VACUUM needs. Vacuuming twice is
+    harmless, so a redelivered task does no damage."""
+    return erased_tables_vacuum(workspace_id=workspace_id, erasure_id=erasure_id, tables=tables)

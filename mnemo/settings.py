@@ -199,6 +199,10 @@ NINJA_PAGINATION_MAX_LIMIT = 200
 # last_used_at is written at most this often per key, so reads do not all become writes.
 MNEMO_API_KEY_TOUCH_SECONDS = 60
 
+# Erasure: after one commits, the worker vacuums the tables it wrote; VACUUM FULL rewrites
+# them into new files (no erased bytes left in them) but locks each table while it runs.
+MNEMO_ERASURE_VACUUM_FULL = env_bool("MNEMO_ERASURE_VACUUM_FULL", False)
+
 # --- Conversations ---------------------------------------------------------------------
 # Content longer than this is refused (422): a message, not a document store.
 MNEMO_MAX_CONTENT_CHARS = int(os.environ.get("MNEMO_MAX_CONTENT_CHARS", "32000"))

@@ -5,7 +5,7 @@ quoted it, its profile values, relationships, identities, evidence, link suggest
 decision record, and whatever other apps register (memories, gap evidence). Quotes that
 other rows took from its messages are blanked; audit events about it lose their content.
 The answer is a receipt of counts per table; the audit log records the erasure with the
-counts only."""
+counts only. Once it commits, a task vacuums every table it wrote (core.maintenance)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,10 @@ from collections.abc import Callable
 from django.db import connection, transaction
 from django.db.models import Q
 
+from core.maintenance import tables_written_in_transaction
 from core.models import AuditEvent
 from core.services import SYSTEM, Actor, audit_record
+from core.tasks import vacuum_erased_tables
 from entities.models import (
     DecisionRecord,
     DecisionThought,
@@ -104,4 +106,7 @@ def entity_erase(*, entity: Entity, actor: Actor = SYSTEM) -> dict[str, int]:
     )
     audit_record(workspace=workspace, actor=actor, verb="entity.erase",
                  data={"erasure": erasure_id, "receipt": receipt})
+    # The deleted and overwritten row versions stay in the table files until a VACUUM,
+    # which cannot run in this transaction: the worker runs it once this commits.
+    vacuum_erased_tables.delay_on_commit(workspace.pk, erasure_id, tables_written_in_transaction())
     return receipt
