@@ -107,6 +107,9 @@ def entity_erase(*, entity: Entity, actor: Actor = SYSTEM) -> dict[str, int]:
     audit_record(workspace=workspace, actor=actor, verb="entity.erase",
                  data={"erasure": erasure_id, "receipt": receipt})
     # The deleted and overwritten row versions stay in the table files until a VACUUM,
-    # which cannot run in this transaction: the worker runs it once this commits.
-    vacuum_erased_tables.delay_on_commit(workspace.pk, erasure_id, tables_written_in_transaction())
+    # which cannot run in this transaction: the worker runs it once this commits. Robust: a
+    # broker that is down must not turn a committed erasure into an error; Django logs the
+    # failure, and autovacuum reaches the tables later.
+    tables = tables_written_in_transaction()
+    transaction.on_commit(lambda: vacuum_erased_tables.delay(workspace.pk, erasure_id, tables), robust=True)
     return receipt

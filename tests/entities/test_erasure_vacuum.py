@@ -115,3 +115,28 @@ def test_with_vacuum_full_the_table_files_no_longer_hold_the_erased_text(broker,
     assert event.data["full"] is True and "conversations_interaction" in event.data["tables"]
     assert marker_bytes_on_disk("conversations_interaction") == 0
     assert Interaction.objects.filter(sender_name="Grace Hopper").count() == 1
+
+
+@pytest.fixture
+def broker_down():
+    """A broker nobody listens on (port 1): publishing fails after kombu's retries."""
+    from kombu import pools
+
+    saved = (app.conf.broker_url, app.conf.broker_transport_options)
+    app.conf.broker_url, app.conf.broker_transport_options = "redis://127.0.0.1:1/0", {}
+    pools.reset()
+    app._after_fork()
+    yield
+    app.conf.broker_url, app.conf.broker_transport_options = saved
+    pools.reset()
+    app._after_fork()
+
+
+def test_an_erasure_stands_and_the_failure_is_logged_when_the_broker_is_down(ada, admin_api, broker_down, caplog):
+    response = admin_api.post(f"/entities/{ada.pk}/erase")
+
+    assert response.status_code == 200, response.content
+    assert response.json()["receipt"]["interactions"] == 5
+    assert not Entity.objects.filter(pk=ada.pk).exists()
+    assert not Interaction.objects.filter(content__contains=MARKER).exists()
+    assert any(record.levelname == "ERROR" and "on_commit" in record.getMessage() for record in caplog.records)
