@@ -137,7 +137,7 @@ def test_adding_a_key_in_the_admin_shows_it_once_and_stores_its_hash(client, sup
     client.force_login(superuser)
     response = client.post(
         "/admin/core/apikey/add/",
-        {"workspace": workspace.pk, "name": "from admin", "scopes": '["read"]', "expires_at_0": "", "expires_at_1": ""},
+        {"workspace": workspace.pk, "name": "from admin", "scopes": ["read"], "expires_at_0": "", "expires_at_1": ""},
         follow=True,
     )
     assert response.status_code == 200
