@@ -17,7 +17,7 @@ def heartbeat() -> None:
 @shared_task(name="core.vacuum_erased_tables", acks_late=True)
 def vacuum_erased_tables(workspace_id: int, erasure_id: str, tables: list[str]) -> list[str]:
     """Enqueued when an erasure commits. A task, not an on_commit VACUUM in the request:
-    vacuuming scans every index of a large table in full (minutes for a big interaction log),
+    vacuuming scans every index of a table in full, long for a large interaction log,
     and the worker's connection is in autocommit, as VACUUM needs. Vacuuming twice is
     harmless, so a redelivered task does no damage."""
     return erased_tables_vacuum(workspace_id=workspace_id, erasure_id=erasure_id, tables=tables)
