@@ -92,9 +92,11 @@ def test_swagger_ui_renders_the_operations_with_only_the_server_reachable(browse
     page.on("pageerror", lambda exc: problems.append(str(exc)))
     try:
         page.goto("/api/v1/docs")
-        expect(page.locator(".swagger-ui .info .title")).to_contain_text("Mnemo API")
+        # A generous wait, not a timing assertion: the 1.5 MB bundle and the whole schema
+        # are parsed on a machine the other test sessions share.
+        expect(page.locator(".swagger-ui .info .title")).to_contain_text("Mnemo API", timeout=60_000)
         health = page.locator(".opblock-summary-path", has_text="/api/v1/health")
-        expect(health.first).to_be_visible()
+        expect(health.first).to_be_visible(timeout=60_000)
         assert page.locator(".opblock").count() > 20
     finally:
         context.close()
