@@ -101,3 +101,14 @@ def test_failed_logins_are_audited_in_no_workspace(settings, sam, path):
     assert (events[0].target_type, events[0].target_id) == ("auth.user", str(sam.pk))
     assert (events[1].target_type, events[1].target_id) == ("", "")
     assert all("wrong" not in str(e.data) for e in events)
+
+
+def test_the_admin_lists_audit_rows_that_belong_to_no_workspace(settings, sam):
+    _login(Client(REMOTE_ADDR="192.0.2.15"), "/login/", "wrong")
+    admin = get_user_model().objects.create_superuser(username="root", password=PASSWORD)
+    client = Client()
+    client.force_login(admin)
+    response = client.get("/admin/core/auditevent/")
+    assert response.status_code == 200
+    assert "auth.login_failed" in response.content.decode()
+    assert client.get("/admin/axes/accessattempt/").status_code == 200
