@@ -49,7 +49,8 @@ def _assert_rate_limited(response, limit: str) -> int:
 
 # --- per key ----------------------------------------------------------------------------
 
-def test_a_key_past_its_limit_gets_429_with_retry_after_and_other_keys_do_not(settings, workspace, make_key):
+def test_a_key_past_its_limit_gets_429_with_retry_after_and_other_keys_do_not(ratelimit_cache, settings, workspace,
+                                                                              make_key):
     settings.MNEMO_RATE_LIMIT_PER_KEY = "3/h"
     _, busy = make_key(workspace, scopes="read")
     _, quiet = make_key(workspace, scopes="read", name="quiet")
