@@ -4,7 +4,7 @@ core.cache.AtomicDatabaseCache), so every gunicorn worker sees the same counters
 
 Three fixed-window limits, each a "<count>/<period>" setting (README "Rate limits"):
 per client address on every authenticated API request, per API key once the key is known,
-and per address on failed authentication (a missing, unknown, revoked or expired key)."""
+and per address on rejected keys (unknown, wrong, revoked or expired)."""
 
 from __future__ import annotations
 

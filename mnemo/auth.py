@@ -5,7 +5,7 @@ scope it needs: `auth=require("write")`. A missing, malformed, revoked or expire
 401; a valid key without the scope is a 403.
 
 Every call counts against the client address's limit, a valid key against its own, and a
-rejected key against the address's failed-authentication limit (core/ratelimit.py): past a
+rejected key (unknown, wrong, revoked, expired) against the address's failed-key limit (core/ratelimit.py): past a
 limit the answer is a 429, and a rejected key past it is no longer written to the audit log."""
 
 from __future__ import annotations
@@ -39,12 +39,13 @@ class ApiKeyAuth(HttpAuthBase):
         header = request.headers.get("Authorization", "")
         scheme, _, token = header.partition(" ")
         token = token.strip() if scheme.lower() == "bearer" else ""
-        api_key = api_key_verify(token) if token else None
+        if not token:
+            return None  # nothing presented, nothing guessed: only the address's limit counts it
+        api_key = api_key_verify(token)
         if api_key is None:
             # Counted first: past the limit the RateLimited raised here stops the audit row too.
             ratelimit.failed_auth_count(request)
-            if token:
-                api_key_rejection_record(presented=token, client_address=ratelimit.client_address(request))
+            api_key_rejection_record(presented=token, client_address=ratelimit.client_address(request))
             return None
         ratelimit.api_key_count(request, key_prefix=api_key.prefix)
         if not api_key.has_scope(self.scope):

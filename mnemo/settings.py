@@ -222,8 +222,9 @@ MNEMO_API_KEY_TOUCH_SECONDS = 60
 # ("100/10s"); fixed windows. Generous defaults: one agent or a LoCoMo run never meets them.
 MNEMO_RATE_LIMIT_PER_KEY = env_rate("MNEMO_RATE_LIMIT_PER_KEY", "6000/m")
 MNEMO_RATE_LIMIT_PER_ADDRESS = env_rate("MNEMO_RATE_LIMIT_PER_ADDRESS", "12000/m")
-# Requests with a missing, unknown, revoked or expired key, per client address: an agent
-# with a wrong key fails at once and has no reason to retry 20 times a minute.
+# Requests with an unknown, wrong, revoked or expired key, per client address: an agent
+# with a wrong key fails at once and has no reason to retry 20 times a minute. (A request
+# with no key guesses nothing and writes no audit row: only the address's limit counts it.)
 MNEMO_RATE_LIMIT_FAILED_AUTH = env_rate("MNEMO_RATE_LIMIT_FAILED_AUTH", "20/m")
 # The client address is REMOTE_ADDR unless this many reverse proxies in front of Mnemo
 # append to X-Forwarded-For (then the entry that many places from its end): a client can

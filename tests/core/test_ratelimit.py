@@ -140,8 +140,10 @@ def test_past_the_failed_key_limit_the_address_gets_429_and_no_more_audit_rows(s
     _, key = make_key(workspace, scopes="read")
     assert [_status("mn_abcdefgh_wrong").status_code for _ in range(3)] == [401, 401, 401]
     _assert_rate_limited(_status("mn_abcdefgh_wrong"), "failed_auth")
-    _assert_rate_limited(_status(None), "failed_auth")
+    _assert_rate_limited(_status("not-a-key"), "failed_auth")
     assert AuditEvent.objects.filter(verb="api_key.rejected").count() == 3
+    # No key at all guesses nothing: a 401, counted only against the address.
+    assert_error(_status(None), 401, "unauthorized")
     # A valid key behind the same address still works: one broken agent does not lock out
     # its neighbours, and a 40-character random secret is not there to be guessed.
     assert _status(key).status_code == 200
