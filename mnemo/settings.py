@@ -231,7 +231,7 @@ MNEMO_RATE_LIMIT_FAILED_AUTH = env_rate("MNEMO_RATE_LIMIT_FAILED_AUTH", "20/m")
 # write anything into that header, so it is trusted only when a proxy is said to be there.
 MNEMO_TRUSTED_PROXY_COUNT = int(os.environ.get("MNEMO_TRUSTED_PROXY_COUNT", "0"))
 # The counters live where every gunicorn worker sees them: Redis when MNEMO_CACHE_URL is set
-# (redis://...), else a table in PostgreSQL (created by core's migration 0004) whose
+# (redis://...), else a table in PostgreSQL (mnemo_ratelimit_cache, made by a core migration) whose
 # increments take a row lock (core/cache.py).
 MNEMO_CACHE_URL = os.environ.get("MNEMO_CACHE_URL", "")
 CACHES = {
