@@ -92,9 +92,13 @@ class ApiKey(models.Model):
 
 
 class AuditEvent(models.Model):
-    """Who did what to which row. Written by every write service, in its transaction."""
+    """Who did what to which row. Written by every write service, in its transaction.
 
-    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="audit_events")
+    A rejected API key with an unknown prefix and a failed login belong to no workspace."""
+
+    workspace = models.ForeignKey(
+        Workspace, null=True, blank=True, on_delete=models.CASCADE, related_name="audit_events"
+    )
     actor_user = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

@@ -49,7 +49,7 @@ SYSTEM = Actor()
 
 
 def audit_record(
-    *, workspace: Workspace, actor: Actor, verb: str, target=None, data: dict | None = None
+    *, workspace: Workspace | None, actor: Actor, verb: str, target=None, data: dict | None = None
 ) -> AuditEvent:
     """Append one audit row. `data` must never hold secrets or erased content."""
     return AuditEvent.objects.create(
@@ -201,6 +201,51 @@ def api_key_verify(plaintext: str) -> ApiKey | None:
         ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
         api_key.last_used_at = now
     return api_key
+
+
+def _presented_prefix(presented: str) -> str:
+    """The lookup prefix of a presented key when it has a key's shape, else ""."""
+    parts = presented.split("_")
+    if len(parts) == 3 and parts[0] == "mn" and len(parts[1]) == KEY_PREFIX_LEN and all(c in _ALPHABET for c in parts[1]):
+        return parts[1]
+    return ""
+
+
+def api_key_rejection_record(*, presented: str, client_address: str) -> AuditEvent:
+    """The audit row for an API key that api_key_verify refused: in the key's workspace when
+    its prefix names one (its admins see who tries it), in none otherwise. Holds the reason
+    and the prefix, never the secret. The failed-authentication rate limit bounds how many
+    rows one address can add (core/ratelimit.py)."""
+    prefix = _presented_prefix(presented)
+    api_key = ApiKey.objects.select_related("workspace").filter(prefix=prefix).first() if prefix else None
+    if api_key is None:
+        reason = "unknown_key" if prefix else "malformed"
+    elif not hmac.compare_digest(api_key.hash, _hash_key(presented)):
+        reason = "wrong_secret"
+    elif api_key.revoked_at is not None:
+        reason = "revoked"
+    else:
+        reason = "expired"
+    return audit_record(
+        workspace=api_key.workspace if api_key else None,
+        actor=Actor(label=f"address:{client_address}"),
+        verb="api_key.rejected",
+        target=api_key,
+        data={"reason": reason, "prefix": prefix, "address": client_address},
+    )
+
+
+def login_failure_record(*, username: str, client_address: str, path: str) -> AuditEvent:
+    """The audit row for a refused dashboard or admin login (in no workspace: a login is not
+    for one). django-axes' lockout bounds how many rows one address or account can add."""
+    user = User.objects.filter(**{User.USERNAME_FIELD: username}).first() if username else None
+    return audit_record(
+        workspace=None,
+        actor=Actor(label=f"address:{client_address}"),
+        verb="auth.login_failed",
+        target=user,
+        data={"username": username[:150], "address": client_address, "path": path[:200]},
+    )
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import math
+
+from axes.helpers import get_cool_off
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 
@@ -10,6 +13,18 @@ from core.decorators import workspace_view
 SECTIONS = {
     "gaps": ("Gaps", "Capability gaps detected from interactions, and the TODOs they became."),
 }
+
+
+def login_locked_out(request, original_response=None, credentials=None):
+    """django-axes' lockout answer (AXES_LOCKOUT_CALLABLE) for /login/ and /admin/login/:
+    a page that says why and for how long, with Retry-After, instead of the login form."""
+    cool_off = get_cool_off(request)
+    seconds = math.ceil(cool_off.total_seconds()) if cool_off else None
+    context = {"minutes": math.ceil(seconds / 60) if seconds else None}
+    response = render(request, "registration/locked_out.html", context, status=429)
+    if seconds:
+        response["Retry-After"] = str(seconds)
+    return response
 
 
 @login_required

@@ -24,6 +24,7 @@ from review.api import router as review_router
 from core.errors import ApiError
 from core.providers.base import ProviderError
 from core.logging import request_id_var
+from core.ratelimit import RateLimited
 from mnemo.auth import MissingScope
 
 logger = logging.getLogger("mnemo.api")
@@ -74,6 +75,13 @@ def _unauthorized(request: HttpRequest, exc: AuthenticationError) -> HttpRespons
 @api.exception_handler(MissingScope)
 def _missing_scope(request: HttpRequest, exc: MissingScope) -> HttpResponse:
     return error_response(403, "forbidden", str(exc), {"required_scope": exc.scope})
+
+
+@api.exception_handler(RateLimited)
+def _rate_limited(request: HttpRequest, exc: RateLimited) -> HttpResponse:
+    response = error_response(429, "rate_limited", str(exc), {"limit": exc.limit, "retry_after": exc.retry_after})
+    response["Retry-After"] = str(exc.retry_after)
+    return response
 
 
 @api.exception_handler(PermissionDenied)

@@ -2,15 +2,20 @@
 
 The workspace comes from the key, never from the request body. Each operation names the
 scope it needs: `auth=require("write")`. A missing, malformed, revoked or expired key is a
-401; a valid key without the scope is a 403."""
+401; a valid key without the scope is a 403.
+
+Every call counts against the client address's limit, a valid key against its own, and a
+rejected key (unknown, wrong, revoked, expired) against the address's failed-key limit (core/ratelimit.py): past a
+limit the answer is a 429, and a rejected key past it is no longer written to the audit log."""
 
 from __future__ import annotations
 
 from django.http import HttpRequest
 from ninja.security.http import HttpAuthBase
 
+from core import ratelimit
 from core.models import ApiKey, Scope
-from core.services import api_key_verify
+from core.services import api_key_rejection_record, api_key_verify
 
 
 class MissingScope(Exception):
@@ -29,14 +34,20 @@ class ApiKeyAuth(HttpAuthBase):
         super().__init__()
 
     def __call__(self, request: HttpRequest) -> ApiKey | None:
+        ratelimit.api_request_count(request)
         # Unlike ninja's HttpBearer, never log the header: it carries the secret.
         header = request.headers.get("Authorization", "")
         scheme, _, token = header.partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
-            return None
-        api_key = api_key_verify(token.strip())
+        token = token.strip() if scheme.lower() == "bearer" else ""
+        if not token:
+            return None  # nothing presented, nothing guessed: only the address's limit counts it
+        api_key = api_key_verify(token)
         if api_key is None:
+            # Counted first: past the limit the RateLimited raised here stops the audit row too.
+            ratelimit.failed_auth_count(request)
+            api_key_rejection_record(presented=token, client_address=ratelimit.client_address(request))
             return None
+        ratelimit.api_key_count(request, key_prefix=api_key.prefix)
         if not api_key.has_scope(self.scope):
             raise MissingScope(self.scope)
         request.workspace = api_key.workspace

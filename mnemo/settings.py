@@ -4,10 +4,13 @@
 from __future__ import annotations
 
 import os
+import re
 import secrets
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 from mnemo import embedded_db
 
@@ -29,6 +32,15 @@ def env_list(name: str, default: str) -> list[str]:
 def env_float(name: str, default: float) -> float:
     value = os.environ.get(name)
     return float(value) if value else default
+
+
+def env_rate(name: str, default: str) -> str:
+    # django-ratelimit's "<count>/<multiple><s|m|h|d>", checked here: a typo would otherwise
+    # fail inside every API request.
+    value = os.environ.get(name) or default
+    if not re.fullmatch(r"\d+/\d*[smhd]", value.strip()):
+        raise ImproperlyConfigured(f"{name}={value!r} is not a rate like 6000/m or 100/10s")
+    return value.strip()
 
 
 def _local_secret_key() -> str:
@@ -74,6 +86,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.humanize",
     "django.contrib.postgres",
+    "axes",
     "django_htmx",
     "template_partials",
     # Swagger UI's assets from django-ninja's own static files: /api/v1/docs works offline.
@@ -97,6 +110,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # django-axes: last, so that it turns a lockout flagged by its backend into the page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "mnemo.urls"
@@ -133,6 +148,11 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+# django-axes' backend first: it refuses a locked-out client before any password is checked.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
 ]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "root"
@@ -202,6 +222,53 @@ MNEMO_API_KEY_TOUCH_SECONDS = 60
 # Erasure: after one commits, the worker vacuums the tables it wrote; VACUUM FULL rewrites
 # them into new files (no erased bytes left in them) but locks each table while it runs.
 MNEMO_ERASURE_VACUUM_FULL = env_bool("MNEMO_ERASURE_VACUUM_FULL", False)
+
+# --- Rate limits and login lockout (core/ratelimit.py; README "Rate limits") ------------
+# Rates are "<count>/<period>" with the period in s, m, h or d, optionally with a multiple
+# ("100/10s"); fixed windows. Generous defaults: one agent or a LoCoMo run never meets them.
+MNEMO_RATE_LIMIT_PER_KEY = env_rate("MNEMO_RATE_LIMIT_PER_KEY", "6000/m")
+MNEMO_RATE_LIMIT_PER_ADDRESS = env_rate("MNEMO_RATE_LIMIT_PER_ADDRESS", "12000/m")
+# Requests with an unknown, wrong, revoked or expired key, per client address: an agent
+# with a wrong key fails at once and has no reason to retry 20 times a minute. (A request
+# with no key guesses nothing and writes no audit row: only the address's limit counts it.)
+MNEMO_RATE_LIMIT_FAILED_AUTH = env_rate("MNEMO_RATE_LIMIT_FAILED_AUTH", "20/m")
+# The client address is REMOTE_ADDR unless this many reverse proxies in front of Mnemo
+# append to X-Forwarded-For (then the entry that many places from its end): a client can
+# write anything into that header, so it is trusted only when a proxy is said to be there.
+MNEMO_TRUSTED_PROXY_COUNT = int(os.environ.get("MNEMO_TRUSTED_PROXY_COUNT", "0"))
+# The counters live where every gunicorn worker sees them: Redis when MNEMO_CACHE_URL is set
+# (redis://...), else a table in PostgreSQL (mnemo_ratelimit_cache, made by a core migration) whose
+# increments take a row lock (core/cache.py).
+MNEMO_CACHE_URL = os.environ.get("MNEMO_CACHE_URL", "")
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "ratelimit": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": MNEMO_CACHE_URL}
+        if MNEMO_CACHE_URL
+        else {
+            "BACKEND": "core.cache.AtomicDatabaseCache",
+            "LOCATION": "mnemo_ratelimit_cache",
+        }
+    ),
+}
+RATELIMIT_USE_CACHE = "ratelimit"
+
+# django-axes on /login/ and /admin/login/: after AXES_FAILURE_LIMIT failed logins the client
+# is locked out for the cool-off; during it even the right password is refused.
+AXES_FAILURE_LIMIT = int(os.environ.get("MNEMO_LOGIN_FAILURE_LIMIT", "10"))
+AXES_COOLOFF_TIME = timedelta(minutes=env_float("MNEMO_LOGIN_COOLOFF_MINUTES", 15))
+# "ip_address,username": the address is locked (one attacker trying many accounts) and so is
+# the account (many addresses trying one); "username+ip_address" locks only the pair.
+AXES_LOCKOUT_PARAMETERS = [
+    item.split("+") if "+" in item else item
+    for item in env_list("MNEMO_LOGIN_LOCKOUT_PARAMETERS", "ip_address,username")
+]
+AXES_RESET_ON_SUCCESS = True
+# Attempts during a lockout are refused unchecked and neither extend it nor add audit rows.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_CLIENT_IP_CALLABLE = "core.ratelimit.client_address"
+AXES_LOCKOUT_CALLABLE = "core.views.login_locked_out"
+AXES_VERBOSE = False
 
 # --- Conversations ---------------------------------------------------------------------
 # Content longer than this is refused (422): a message, not a document store.

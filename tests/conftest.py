@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import uuid
 from pathlib import Path
 
 import pytest
@@ -60,6 +61,9 @@ def _isolated_settings(settings, tmp_path):
     for folder in ("", "control"):
         (broker / folder).mkdir(parents=True, exist_ok=True)
     settings.CELERY_BROKER_URL = "filesystem://"
+    # Rate-limit counters of their own: the cache table outlives transactional tests, and
+    # every test client comes from 127.0.0.1.
+    settings.RATELIMIT_CACHE_PREFIX = f"rl:{uuid.uuid4().hex}:"
     settings.STORAGES = {
         **settings.STORAGES,
         "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
