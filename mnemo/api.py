@@ -9,9 +9,10 @@ import logging
 from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404, HttpRequest, HttpResponse
-from ninja import NinjaAPI
+from ninja import NinjaAPI, Schema
 from ninja.errors import AuthenticationError, HttpError
 from ninja.errors import ValidationError as NinjaValidationError
+from ninja.parser import Parser
 
 from conversations.api import conversations_router
 from conversations.api import router as interactions_router
@@ -21,14 +22,74 @@ from entities.api_decisions import router as decisions_router
 from memory.api import router as memory_router
 from context.api import router as context_router
 from review.api import router as review_router
-from core.errors import ApiError
+from core.errors import ApiError, error_response
 from core.providers.base import ProviderError
 from core.logging import request_id_var
 from mnemo.auth import MissingScope
 
 logger = logging.getLogger("mnemo.api")
 
-api = NinjaAPI(
+class StrictJsonParser(Parser):
+    """JSON as RFC 8259 defines it: Python's parser also takes NaN and Infinity, which
+    PostgreSQL's jsonb refuses (issue 16); here they are a malformed body (422)."""
+
+    def parse_body(self, request: HttpRequest):
+        return json.loads(request.body, parse_constant=_not_json)
+
+
+def _not_json(constant: str):
+    raise ValueError(f"{constant} is not a JSON value")
+
+
+class ErrorDetailOut(Schema):
+    code: str
+    message: str
+    details: dict
+
+
+class ErrorOut(Schema):
+    error: ErrorDetailOut
+
+
+# The answers every operation may give besides its own (HOUSE_STYLE.md's error shape):
+# (status, which operations, description).
+_ERROR_ANSWERS = (
+    (401, "authenticated", "No valid API key."),
+    (403, "authenticated", "The key lacks the scope this operation needs."),
+    (404, "authenticated", "Not found, or in another workspace."),
+    (409, "write", "Conflicts with the current state (a version, a link another entity owns)."),
+    (413, "body", "The body is larger than DATA_UPLOAD_MAX_MEMORY_SIZE."),
+    (422, "all", "Invalid input: validation, malformed JSON, a NUL character, JSON nested too deep."),
+    (429, "all", "Too many requests; retry after the Retry-After header's seconds."),
+)
+
+
+class MnemoApi(NinjaAPI):
+    def get_openapi_schema(self, *, path_prefix=None, path_params=None):
+        """ninja documents only the answers an operation declares; the error answers come
+        from handlers shared by all operations, so they are added here, to every operation
+        they apply to, with the error shape as their schema."""
+        schema = super().get_openapi_schema(path_prefix=path_prefix, path_params=path_params)
+        schema["components"].setdefault("schemas", {}).update(
+            ErrorOut.model_json_schema(ref_template="#/components/schemas/{model}")["$defs"])
+        schema["components"]["schemas"]["ErrorOut"] = {
+            k: v for k, v in ErrorOut.model_json_schema(ref_template="#/components/schemas/{model}").items()
+            if k != "$defs"}
+        for operations in schema["paths"].values():
+            for method, operation in operations.items():
+                applies = {"all": True, "authenticated": bool(operation.get("security")),
+                           "write": method in ("post", "put", "patch", "delete"),
+                           "body": "requestBody" in operation}
+                for status, which, description in _ERROR_ANSWERS:
+                    if applies[which]:
+                        operation["responses"].setdefault(status, {
+                            "description": description,
+                            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorOut"}}},
+                        })
+        return schema
+
+
+api = MnemoApi(
     title="Mnemo API",
     version="1",
     description=(
@@ -37,12 +98,8 @@ api = NinjaAPI(
     ),
     docs_url="/docs",
     urls_namespace="api",
+    parser=StrictJsonParser(),
 )
-
-
-def error_response(status: int, code: str, message: str, details=None) -> HttpResponse:
-    body = {"error": {"code": code, "message": message, "details": details if details is not None else {}}}
-    return HttpResponse(json.dumps(body, default=str), status=status, content_type="application/json")
 
 
 _STATUS_CODES = {

@@ -1,0 +1,67 @@
+"""Schemathesis against the whole API, in process (Django's WSGI app, the real database):
+every operation, valid and invalid inputs generated from the OpenAPI document, must answer
+without a server error, with a status the document lists, the content type it lists and
+a body that matches its schema (issue 16: the schema and the server agree).
+
+Bounded so it fits in `make test`: a few examples per operation, derandomized (the same
+cases every run), no shrinking, no example database."""
+
+from __future__ import annotations
+
+import pytest
+import schemathesis
+from django.core import signals
+from django.core.wsgi import get_wsgi_application
+from django.db import close_old_connections
+from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
+EXAMPLES_PER_OPERATION = 6
+
+CONFIG = schemathesis.Config.from_dict({
+    "generation": {
+        "mode": "all",  # valid inputs and invalid ones
+        "max-examples": EXAMPLES_PER_OPERATION,
+        "deterministic": True,
+        "no-shrink": True,
+        "database": "none",
+    },
+    "phases": {"stateful": {"enabled": False}},
+    "suppress-health-check": ["all"],
+})
+
+CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
+
+
+# Loaded at collection (pytest-django has configured Django by then); the document needs
+# no database.
+schema = schemathesis.openapi.from_wsgi("/api/v1/openapi.json", get_wsgi_application(), config=CONFIG)
+
+
+@pytest.fixture(autouse=True)
+def _connection_kept_open(db):
+    # As Django's test Client does: a request ending must not close the connection that
+    # holds the test's transaction.
+    signals.request_started.disconnect(close_old_connections)
+    signals.request_finished.disconnect(close_old_connections)
+    try:
+        yield
+    finally:
+        signals.request_started.connect(close_old_connections)
+        signals.request_finished.connect(close_old_connections)
+
+
+@pytest.fixture
+def admin_key(workspace, make_key) -> str:
+    # Every scope, so each operation is reached past its scope check.
+    _, key = make_key(workspace, scopes="read,write,admin", name="schemathesis")
+    return key
+
+
+@schema.parametrize()
+def test_no_operation_answers_a_server_error_or_off_its_schema(case, admin_key):
+    case.call_and_validate(headers={"Authorization": f"Bearer {admin_key}"}, checks=CHECKS)
