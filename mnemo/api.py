@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 
 from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -30,15 +31,23 @@ from mnemo.auth import MissingScope
 logger = logging.getLogger("mnemo.api")
 
 class StrictJsonParser(Parser):
-    """JSON as RFC 8259 defines it: Python's parser also takes NaN and Infinity, which
-    PostgreSQL's jsonb refuses (issue 16); here they are a malformed body (422)."""
+    """JSON whose numbers PostgreSQL's jsonb takes: Python's parser also reads NaN and
+    Infinity (not JSON) and turns 1e400 into infinity; here each is a malformed body (422)
+    instead of a database error (issue 16)."""
 
     def parse_body(self, request: HttpRequest):
-        return json.loads(request.body, parse_constant=_not_json)
+        return json.loads(request.body, parse_constant=_not_json, parse_float=_finite)
 
 
 def _not_json(constant: str):
     raise ValueError(f"{constant} is not a JSON value")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} is beyond a double")
+    return value
 
 
 class ErrorDetailOut(Schema):

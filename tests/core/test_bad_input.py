@@ -77,11 +77,14 @@ def test_it_refuses_a_lone_surrogate_and_stores_nothing(api):
     assert response.status_code == 201 and Memory.objects.get().text == "smile \U0001f600"
 
 
-def test_it_refuses_nan_and_infinity_which_are_not_json(api):
+def test_it_refuses_numbers_jsonb_cannot_hold_and_stores_nothing(api):
     assert_error(api.post("/interactions", raw='{"channel": "cli", "channel_id": "u1", "content": "x", '
                                                '"metadata": {"score": NaN}}'), 422, "malformed_json")
     assert_error(api.post("/context", raw='{"query": "x", "budgets": {"entities": Infinity}}'), 422,
                  "malformed_json")
+    # A number beyond a double: Python reads it as infinity, which jsonb cannot hold either.
+    assert_error(api.post("/interactions", raw='{"channel": "cli", "channel_id": "u1", "content": "x", '
+                                               '"metadata": {"score": 1e400}}'), 422, "malformed_json")
     assert _nothing_stored()
 
 
