@@ -1,17 +1,21 @@
 from datetime import datetime
+from typing import Literal
 from uuid import UUID
 
 from ninja import Schema
 from pydantic import ConfigDict, Field
 
+from context.services import RECALL_TYPES
 from core.input_types import AwareTimestamp, Id
+
+RecallType = Literal[RECALL_TYPES]  # the kinds context.services accepts, listed in the schema
 
 
 class RecallIn(Schema):
     model_config = ConfigDict(extra="forbid")
     query: str = Field(min_length=1, max_length=2000)
-    types: list[str] | None = Field(None, max_length=10,
-                                    description="memory types and/or interaction, summary, entity, relationship; all when omitted")
+    types: list[RecallType] | None = Field(None, max_length=10,
+                                           description="memory types and/or interaction, summary, entity, relationship; all when omitted")
     entity: Id | None = None
     conversation: Id | None = None
     channel: str | None = Field(None, max_length=40)
