@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timezone
+from itertools import accumulate
 from typing import Annotated
 
 from pydantic import AfterValidator, AwareDatetime, Field
@@ -58,9 +59,12 @@ AwareTimestamp = Annotated[AwareDatetime, AfterValidator(_in_utc)]
 
 MAX_JSON_DEPTH = 64
 
-# A JSON string token (escapes included) or a bracket. Strings are matched whole so that
-# brackets inside them are not counted.
-_TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
+# A JSON string, up to its closing quote or the end of the body, matched possessively: an
+# unterminated one is read once, not again from each quote inside it (which made a crafted
+# 40 KB body take minutes).
+_STRING = re.compile(rb'"(?:[^"\\]++|\\.?)*+"?', re.DOTALL)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
 # \u0000 as a JSON escape: a backslash that is not itself escaped, then u0000.
 _NUL_ESCAPE = re.compile(rb"(?<!\\)(?:\\\\)*\\u0000")
 # A UTF-16 surrogate escape that is not half of a pair: a high one not followed by a low
@@ -73,19 +77,13 @@ _LONE_SURROGATE = re.compile(
 
 def json_depth_exceeds(body: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
     """Whether the JSON text nests arrays/objects more than `limit` levels deep. Counts
-    without parsing (parsing is what overflows the stack); invalid JSON is left to the parser."""
+    without parsing (parsing is what overflows the stack), in C-speed passes: strings
+    removed (brackets inside them do not count), then the running depth over the brackets
+    left. Invalid JSON is left to the parser."""
     if body.count(b"[") + body.count(b"{") <= limit:
         return False
-    depth = 0
-    for match in _TOKENS.finditer(body):
-        token = match.group()
-        if token in (b"[", b"{"):
-            depth += 1
-            if depth > limit:
-                return True
-        elif token in (b"]", b"}"):
-            depth -= 1
-    return False
+    brackets = _STRING.sub(b"", body).translate(None, _NOT_BRACKETS)
+    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0) > limit
 
 
 def text_problem(text: str) -> str | None:

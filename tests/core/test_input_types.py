@@ -98,3 +98,11 @@ def test_an_aware_timestamp_needs_its_zone():
 def test_a_timestamp_outside_the_years_in_utc_is_a_validation_error(value):
     with pytest.raises(ValidationError):
         TypeAdapter(Timestamp).validate_python(value)
+
+
+def test_an_unterminated_string_full_of_escaped_quotes_is_read_once():
+    # Read again from each quote inside it, 100,000 escaped quotes took hours; the string
+    # runs to the end of the body, so its brackets never count.
+    body = b"[]" * (MAX_JSON_DEPTH + 1) + b'"' + b'\\"[' * 100_000
+    assert not json_depth_exceeds(body)
+    assert json_depth_exceeds(b"[" * (MAX_JSON_DEPTH + 1) + body)
