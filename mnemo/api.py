@@ -70,6 +70,7 @@ _ERROR_ANSWERS = (
     (413, "body", "The body is larger than DATA_UPLOAD_MAX_MEMORY_SIZE."),
     (422, "all", "Invalid input: validation, malformed JSON, a NUL character, JSON nested too deep."),
     (429, "all", "Too many requests; retry after the Retry-After header's seconds."),
+    (503, "authenticated", "A model provider (embedding model, LLM) failed; details.retryable says if retrying helps."),
 )
 
 

@@ -72,3 +72,34 @@ def admin_key(workspace, make_key) -> str:
 @schema.parametrize()
 def test_no_operation_answers_a_server_error_or_off_its_schema(case, admin_key):
     case.call_and_validate(headers={"Authorization": f"Bearer {admin_key}"}, checks=CHECKS)
+
+
+def test_every_operation_documents_its_error_answers_in_the_error_shape():
+    from mnemo.api import api
+
+    document = api.get_openapi_schema(path_prefix="/api/v1")
+    operations = [(path, method, op) for path, ops in document["paths"].items() for method, op in ops.items()]
+    assert len(operations) > 80
+    for path, method, operation in operations:
+        expected = {422, 429} | ({401, 403, 404, 503} if operation.get("security") else set())
+        expected |= {409} if method in ("post", "put", "patch", "delete") else set()
+        expected |= {413} if "requestBody" in operation else set()
+        assert expected <= set(operation["responses"]), (method, path)
+        for status in expected:
+            schema = operation["responses"][status]["content"]["application/json"]["schema"]
+            assert schema == {"$ref": "#/components/schemas/ErrorOut"}, (method, path, status)
+
+
+def test_the_constraints_the_services_enforce_are_in_the_schema():
+    from context.services import MAX_BUDGET, MIN_BUDGET, RECALL_TYPES
+    from entities.kinds import PREDICATES, all_kinds
+    from mnemo.api import api
+
+    schemas = api.get_openapi_schema(path_prefix="/api/v1")["components"]["schemas"]
+    assert schemas["EntityIn"]["properties"]["kind"]["enum"] == all_kinds()
+    assert schemas["RelationshipIn"]["properties"]["predicate"]["enum"] == list(PREDICATES)
+    budget = schemas["ContextIn"]["properties"]["budget_tokens"]
+    assert (budget["minimum"], budget["maximum"]) == (MIN_BUDGET, MAX_BUDGET)
+    assert schemas["RecallIn"]["properties"]["types"]["anyOf"][0]["items"]["enum"] == list(RECALL_TYPES)
+    steps = schemas["ProcedureIn"]["properties"]["steps"]
+    assert steps["minItems"] == 1 and steps["items"]["pattern"] == r"\S"
