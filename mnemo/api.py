@@ -30,6 +30,7 @@ from mnemo.auth import MissingScope
 
 logger = logging.getLogger("mnemo.api")
 
+
 class StrictJsonParser(Parser):
     """JSON whose numbers PostgreSQL's jsonb takes: Python's parser also reads NaN and
     Infinity (not JSON) and turns 1e400 into infinity; here each is a malformed body (422)
@@ -80,11 +81,9 @@ class MnemoApi(NinjaAPI):
         from handlers shared by all operations, so they are added here, to every operation
         they apply to, with the error shape as their schema."""
         schema = super().get_openapi_schema(path_prefix=path_prefix, path_params=path_params)
-        schema["components"].setdefault("schemas", {}).update(
-            ErrorOut.model_json_schema(ref_template="#/components/schemas/{model}")["$defs"])
-        schema["components"]["schemas"]["ErrorOut"] = {
-            k: v for k, v in ErrorOut.model_json_schema(ref_template="#/components/schemas/{model}").items()
-            if k != "$defs"}
+        error_schema = ErrorOut.model_json_schema(ref_template="#/components/schemas/{model}")
+        components = schema["components"].setdefault("schemas", {})
+        components.update(error_schema.pop("$defs"), ErrorOut=error_schema)
         for operations in schema["paths"].values():
             for method, operation in operations.items():
                 applies = {"all": True, "authenticated": bool(operation.get("security")),
