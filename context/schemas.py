@@ -1,28 +1,34 @@
 from datetime import datetime
+from typing import Literal
 from uuid import UUID
 
 from ninja import Schema
-from pydantic import AwareDatetime, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from context.services import RECALL_TYPES
+from core.input_types import AwareTimestamp, Id
+
+RecallType = Literal[RECALL_TYPES]  # the kinds context.services accepts, listed in the schema
 
 
 class RecallIn(Schema):
     model_config = ConfigDict(extra="forbid")
     query: str = Field(min_length=1, max_length=2000)
-    types: list[str] | None = Field(None, max_length=10,
-                                    description="memory types and/or interaction, summary, entity, relationship; all when omitted")
-    entity: int | None = None
-    conversation: int | None = None
+    types: list[RecallType] | None = Field(None, max_length=10,
+                                           description="memory types and/or interaction, summary, entity, relationship; all when omitted")
+    entity: Id | None = None
+    conversation: Id | None = None
     channel: str | None = Field(None, max_length=40)
     limit: int = Field(10, ge=1, le=100)
     min_confidence: float | None = Field(None, ge=0, le=1)
     include_candidates: bool = False
     recency_weight: float | None = Field(None, ge=0, le=10)
-    as_of: AwareDatetime | None = None
+    as_of: AwareTimestamp | None = None
     redact: bool = False
 
 
 class ContextIn(RecallIn):
-    budget_tokens: int = Field(2000, description="100–32,000")
+    budget_tokens: int = Field(2000, ge=100, le=32_000, description="100–32,000 (context.services MIN_BUDGET, MAX_BUDGET)")
     budgets: dict[str, float | int] | None = Field(None, description="per section: a share (0.25) or tokens (300)")
     session: str | None = Field(None, max_length=200, description="include this session's working memory")
 

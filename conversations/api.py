@@ -19,6 +19,7 @@ from conversations.schemas import (
     SummaryOut,
 )
 from core.errors import ApiError
+from core.input_types import Id
 from core.pagination import PageIn, page
 from core.redaction import redact_answer
 from core.services import Actor
@@ -88,7 +89,7 @@ def list_interactions(request: HttpRequest, filters: Query[InteractionFilter], p
 
 
 @router.get("/interactions/{interaction_id}", response=InteractionOut, auth=require("read"), summary="One interaction")
-def get_interaction(request: HttpRequest, interaction_id: int, options: Query[ReadOptions]):
+def get_interaction(request: HttpRequest, interaction_id: Id, options: Query[ReadOptions]):
     row = selectors.interaction_get(workspace=request.workspace, interaction_id=interaction_id, channel=options.channel)
     answer = _interaction_out(row)
     return redact_answer(answer) if options.redact else answer
@@ -110,7 +111,7 @@ def list_conversations(request: HttpRequest, filters: Query[ConversationFilter],
 
 @conversations_router.get("/conversations/{conversation_id}", response=ConversationOut, auth=require("read"),
                           summary="One conversation with its current summary")
-def get_conversation(request: HttpRequest, conversation_id: int, options: Query[ReadOptions]):
+def get_conversation(request: HttpRequest, conversation_id: Id, options: Query[ReadOptions]):
     row = selectors.conversation_get(workspace=request.workspace, conversation_id=conversation_id, channel=options.channel)
     answer = _conversation_out(row)
     return redact_answer(answer) if options.redact else answer
@@ -118,7 +119,7 @@ def get_conversation(request: HttpRequest, conversation_id: int, options: Query[
 
 @conversations_router.get("/conversations/{conversation_id}/summaries", response=list[SummaryOut],
                           auth=require("read"), summary="The summary chain, oldest first")
-def list_summaries(request: HttpRequest, conversation_id: int, options: Query[ReadOptions]):
+def list_summaries(request: HttpRequest, conversation_id: Id, options: Query[ReadOptions]):
     """Each summary supersedes the one before it; the last is current."""
     row = selectors.conversation_get(workspace=request.workspace, conversation_id=conversation_id, channel=options.channel)
     answer = [SummaryOut.from_orm(s).model_dump(mode="json") for s in selectors.summary_chain(conversation=row)]
@@ -127,11 +128,9 @@ def list_summaries(request: HttpRequest, conversation_id: int, options: Query[Re
 
 @conversations_router.get("/conversations/{conversation_id}/context", response=ContextOut, auth=require("read"),
                           summary="Current summary + the last N interactions")
-def get_context(request: HttpRequest, conversation_id: int, options: Query[ReadOptions], recent: int = 10):
-    """What a channel bot loads before replying. `recent` is 0–100."""
-    if not 0 <= recent <= 100:
-        raise ApiError("recent must be between 0 and 100", status=422, code="validation_error",
-                       details={"field": "recent"})
+def get_context(request: HttpRequest, conversation_id: Id, options: Query[ReadOptions],
+                recent: int = Query(10, ge=0, le=100)):
+    """What a channel bot loads before replying: the last `recent` (0–100) interactions."""
     row = selectors.conversation_get(workspace=request.workspace, conversation_id=conversation_id, channel=options.channel)
     answer = ContextOut.from_orm({
         "conversation": row,

@@ -1,11 +1,13 @@
 import json
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any, Literal
 
 from django.conf import settings
 from django.core.exceptions import ObjectDoesNotExist
 from ninja import Schema
 from pydantic import ConfigDict, Field, field_validator
+
+from core.input_types import Id, Timestamp
 
 
 class InteractionIn(Schema):
@@ -21,7 +23,7 @@ class InteractionIn(Schema):
     thread: str = Field("", max_length=255, description="The client's conversation key")
     direction: Literal["inbound", "outbound", "system"] = "inbound"
     content: str = Field(min_length=1)
-    occurred_at: datetime | None = Field(None, description="When it happened; defaults to now; without a zone, UTC")
+    occurred_at: Timestamp | None = Field(None, description="When it happened; defaults to now; without a zone, UTC")
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("channel", mode="before")
@@ -42,13 +44,6 @@ class InteractionIn(Schema):
         limit = settings.MNEMO_MAX_CONTENT_CHARS
         if len(value) > limit:
             raise ValueError(f"content has {len(value)} characters; the limit is {limit}")
-        return value
-
-    @field_validator("occurred_at")
-    @classmethod
-    def _aware(cls, value: datetime | None) -> datetime | None:
-        if value is not None and value.tzinfo is None:
-            return value.replace(tzinfo=timezone.utc)
         return value
 
     @field_validator("metadata")
@@ -123,11 +118,11 @@ class InteractionPage(Schema):
 
 
 class InteractionFilter(Schema):
-    entity: int | None = None
+    entity: Id | None = None
     channel: str | None = None
-    conversation: int | None = None
-    since: datetime | None = None
-    until: datetime | None = None
+    conversation: Id | None = None
+    since: Timestamp | None = None
+    until: Timestamp | None = None
     q: str | None = Field(None, max_length=500, description="Full-text search (web search syntax)")
     redact: bool = False
 
@@ -169,7 +164,7 @@ class ConversationOut(Schema):
 class ConversationFilter(Schema):
     channel: str | None = None
     status: Literal["active", "idle", "closed"] | None = None
-    entity: int | None = None
+    entity: Id | None = None
     redact: bool = False
 
 

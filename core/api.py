@@ -4,6 +4,7 @@ from ninja import Query, Router, Status
 from ninja.pagination import paginate
 
 from core import health, registry, selectors, services
+from core.input_types import Id
 from core.schemas import (
     ApiKeyCreatedOut,
     ApiKeyIn,
@@ -64,7 +65,7 @@ def create_key(request: HttpRequest, payload: ApiKeyIn):
 
 
 @router.post("/keys/{key_id}/revoke", response=ApiKeyOut, auth=require("admin"), tags=["keys"], summary="Revoke an API key")
-def revoke_key(request: HttpRequest, key_id: int):
+def revoke_key(request: HttpRequest, key_id: Id):
     api_key = get_object_or_404(selectors.api_key_list(workspace=request.workspace), pk=key_id)
     return services.api_key_revoke(api_key=api_key, actor=services.Actor.for_api_key(request.auth))
 

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+
+from django.http import HttpResponse
+
 
 class ApiError(Exception):
     status = 400
@@ -25,3 +29,9 @@ class Conflict(ApiError):
 class NotFound(ApiError):
     status = 404
     code = "not_found"
+
+
+def error_response(status: int, code: str, message: str, details=None) -> HttpResponse:
+    """The API's one error shape (HOUSE_STYLE.md): {"error": {"code", "message", "details"}}."""
+    body = {"error": {"code": code, "message": message, "details": details if details is not None else {}}}
+    return HttpResponse(json.dumps(body, default=str), status=status, content_type="application/json")

@@ -1,5 +1,7 @@
-"""Limit/offset pages with a hard maximum, for endpoints that transform rows before
-answering (e.g. redaction), where ninja's @paginate cannot reach."""
+"""Limit/offset pages with a hard maximum: `page` for endpoints that transform rows before
+answering (e.g. redaction), where ninja's @paginate cannot reach, and the class @paginate
+uses (settings.NINJA_PAGINATION_CLASS). Both bound the offset to what PostgreSQL's OFFSET
+(a bigint) takes."""
 
 from collections.abc import Callable
 from typing import Any
@@ -7,12 +9,20 @@ from typing import Any
 from django.conf import settings
 from django.db.models import QuerySet
 from ninja import Schema
+from ninja import pagination
 from pydantic import Field
+
+from core.input_types import Offset
 
 
 class PageIn(Schema):
     limit: int = Field(settings.NINJA_PAGINATION_PER_PAGE, ge=1, le=settings.NINJA_PAGINATION_MAX_LIMIT)
-    offset: int = Field(0, ge=0)
+    offset: Offset = 0
+
+
+class LimitOffsetPagination(pagination.LimitOffsetPagination):
+    class Input(pagination.LimitOffsetPagination.Input):
+        offset: Offset = 0
 
 
 def page(queryset: QuerySet, params: PageIn, transform: Callable[[Any], Any] = lambda row: row) -> dict:

@@ -2,7 +2,9 @@ from datetime import datetime
 from typing import Annotated, Literal
 
 from ninja import FilterLookup, FilterSchema, Schema
-from pydantic import AwareDatetime, Field
+from pydantic import Field
+
+from core.input_types import AwareTimestamp
 
 
 class HealthOut(Schema):
@@ -40,7 +42,7 @@ class StatusOut(Schema):
 class ApiKeyIn(Schema):
     name: str = Field(min_length=1, max_length=200)
     scopes: list[Literal["read", "write", "admin"]] = Field(min_length=1)
-    expires_at: AwareDatetime | None = None
+    expires_at: AwareTimestamp | None = None
 
 
 class ApiKeyOut(Schema):
@@ -62,8 +64,8 @@ class AuditFilter(FilterSchema):
     verb: str | None = None
     target_type: str | None = None
     target_id: str | None = None
-    since: Annotated[AwareDatetime | None, FilterLookup("at__gte")] = None
-    until: Annotated[AwareDatetime | None, FilterLookup("at__lt")] = None
+    since: Annotated[AwareTimestamp | None, FilterLookup("at__gte")] = None
+    until: Annotated[AwareTimestamp | None, FilterLookup("at__lt")] = None
 
 
 class AuditEventOut(Schema):

@@ -3,6 +3,7 @@ from ninja import Query, Router, Status
 from ninja.pagination import paginate
 
 from core.errors import ApiError
+from core.input_types import Id
 from core.services import Actor
 from entities import selectors, services
 from entities.kinds import PREDICATES, WHAT_KINDS, WHO_KINDS
@@ -71,13 +72,13 @@ def list_entities(request: HttpRequest, filters: Query[EntityFilter]):
 
 @router.get("/entities/{entity_id}", response=EntityDetailOut, auth=require("read"),
             summary="One entity with its identities and current profile")
-def get_entity(request: HttpRequest, entity_id: int):
+def get_entity(request: HttpRequest, entity_id: Id):
     return _detail(_entity(request, entity_id))
 
 
 @router.patch("/entities/{entity_id}", response=EntityDetailOut, auth=require("write"),
               summary="Change name, aliases or description")
-def update_entity(request: HttpRequest, entity_id: int, payload: EntityPatch):
+def update_entity(request: HttpRequest, entity_id: Id, payload: EntityPatch):
     entity = services.entity_update(entity=_entity(request, entity_id), actor=_actor(request),
                                     **payload.model_dump(exclude_unset=True))
     return _detail(entity)
@@ -87,19 +88,19 @@ def update_entity(request: HttpRequest, entity_id: int, payload: EntityPatch):
 
 @router.get("/entities/{entity_id}/identities", response=list[IdentityOut], auth=require("read"),
             summary="The entity's channel identities")
-def list_identities(request: HttpRequest, entity_id: int):
+def list_identities(request: HttpRequest, entity_id: Id):
     return selectors.identities_of(entity=_entity(request, entity_id))
 
 
 @router.post("/entities/{entity_id}/identities", response={201: IdentityOut}, auth=require("write"),
              summary="Link a channel handle to the entity (409 if another entity owns it)")
-def link_identity(request: HttpRequest, entity_id: int, payload: IdentityIn):
+def link_identity(request: HttpRequest, entity_id: Id, payload: IdentityIn):
     identity = services.identity_link(entity=_entity(request, entity_id), actor=_actor(request), **payload.model_dump())
     return Status(201, identity)
 
 
 @router.delete("/identities/{identity_id}", response={204: None}, auth=require("write"), summary="Unlink a handle")
-def unlink_identity(request: HttpRequest, identity_id: int):
+def unlink_identity(request: HttpRequest, identity_id: Id):
     services.identity_unlink(identity=selectors.identity_get(workspace=request.workspace, identity_id=identity_id),
                              actor=_actor(request))
     return Status(204, None)
@@ -107,7 +108,7 @@ def unlink_identity(request: HttpRequest, identity_id: int):
 
 @router.post("/identities/{identity_id}/verify", response=IdentityOut, auth=require("write"),
              summary="Mark a handle's link as confirmed")
-def verify_identity(request: HttpRequest, identity_id: int):
+def verify_identity(request: HttpRequest, identity_id: Id):
     identity = selectors.identity_get(workspace=request.workspace, identity_id=identity_id)
     return services.identity_verify(identity=identity, actor=_actor(request))
 
@@ -121,7 +122,7 @@ def list_suggestions(request: HttpRequest, filters: Query[SuggestionFilter]):
 
 @router.post("/identity-suggestions/{suggestion_id}/accept", response={200: MergeOut, 204: None}, auth=require("write"),
              summary="Accept: merges the handle's entity into the suggested one")
-def accept_suggestion(request: HttpRequest, suggestion_id: int):
+def accept_suggestion(request: HttpRequest, suggestion_id: Id):
     suggestion, actor = selectors.link_suggestion_get(workspace=request.workspace, suggestion_id=suggestion_id), _actor(request)
     item, merge = review_or(workspace_id=request.workspace.pk, kinds=("identity_link",), target_id=suggestion.pk,
                             actor=actor, action="approve",
@@ -133,7 +134,7 @@ def accept_suggestion(request: HttpRequest, suggestion_id: int):
 
 @router.post("/identity-suggestions/{suggestion_id}/reject", response=SuggestionOut, auth=require("write"),
              summary="Reject: the pair is not proposed again")
-def reject_suggestion(request: HttpRequest, suggestion_id: int):
+def reject_suggestion(request: HttpRequest, suggestion_id: Id):
     suggestion, actor = selectors.link_suggestion_get(workspace=request.workspace, suggestion_id=suggestion_id), _actor(request)
     review_or(workspace_id=request.workspace.pk, kinds=("identity_link",), target_id=suggestion.pk, actor=actor,
               action="reject", fallback=lambda: services.link_suggestion_reject(suggestion=suggestion, actor=actor))
@@ -144,7 +145,7 @@ def reject_suggestion(request: HttpRequest, suggestion_id: int):
 
 @router.post("/entities/{entity_id}/merge", response=MergeOut, auth=require("write"),
              summary="Merge this entity into another (undo with a split)")
-def merge_entity(request: HttpRequest, entity_id: int, payload: MergeIn):
+def merge_entity(request: HttpRequest, entity_id: Id, payload: MergeIn):
     source = _entity(request, entity_id)
     target = _entity(request, payload.into)
     return services.entity_merge(source=source, target=target, actor=_actor(request))
@@ -152,7 +153,7 @@ def merge_entity(request: HttpRequest, entity_id: int, payload: MergeIn):
 
 @router.post("/merges/{merge_id}/split", response=EntityDetailOut, auth=require("write"),
              summary="Undo a merge: everything it moved goes back")
-def split_merge(request: HttpRequest, merge_id: int):
+def split_merge(request: HttpRequest, merge_id: Id):
     merge = selectors.merge_get(workspace=request.workspace, merge_id=merge_id)
     return _detail(services.entity_split(merge=merge, actor=_actor(request)))
 
@@ -161,19 +162,19 @@ def split_merge(request: HttpRequest, merge_id: int):
 
 @router.get("/entities/{entity_id}/profile", response=list[ProfileValueOut], auth=require("read"),
             summary="The current value of each profile key")
-def get_profile(request: HttpRequest, entity_id: int):
+def get_profile(request: HttpRequest, entity_id: Id):
     return selectors.profile_current(entity=_entity(request, entity_id))
 
 
 @router.get("/entities/{entity_id}/profile/history", response=list[ProfileValueOut], auth=require("read"),
             summary="Every version of every key (or of one key), oldest first")
-def get_profile_history(request: HttpRequest, entity_id: int, key: str | None = None):
+def get_profile_history(request: HttpRequest, entity_id: Id, key: str | None = None):
     return selectors.profile_history(entity=_entity(request, entity_id), key=key)
 
 
 @router.post("/entities/{entity_id}/profile", response={201: ProfileValueOut}, auth=require("write"),
              summary="Set a profile value (supersedes the current one)")
-def set_profile(request: HttpRequest, entity_id: int, payload: ProfileIn):
+def set_profile(request: HttpRequest, entity_id: Id, payload: ProfileIn):
     row = services.profile_set(entity=_entity(request, entity_id), actor=_actor(request), source="api",
                                **payload.model_dump())
     return Status(201, row)
@@ -181,7 +182,7 @@ def set_profile(request: HttpRequest, entity_id: int, payload: ProfileIn):
 
 @router.post("/profile-values/{value_id}/approve", response=ProfileValueOut, auth=require("write"),
              summary="Approve a candidate value: it becomes current")
-def approve_profile_value(request: HttpRequest, value_id: int):
+def approve_profile_value(request: HttpRequest, value_id: Id):
     value, actor = selectors.profile_value_get(workspace=request.workspace, value_id=value_id), _actor(request)
     review_or(workspace_id=request.workspace.pk, kinds=("profile_value",), target_id=value.pk, actor=actor,
               action="approve", fallback=lambda: services.profile_candidate_approve(value=value, actor=actor))
@@ -190,7 +191,7 @@ def approve_profile_value(request: HttpRequest, value_id: int):
 
 @router.post("/profile-values/{value_id}/reject", response=ProfileValueOut, auth=require("write"),
              summary="Reject a candidate value")
-def reject_profile_value(request: HttpRequest, value_id: int):
+def reject_profile_value(request: HttpRequest, value_id: Id):
     value, actor = selectors.profile_value_get(workspace=request.workspace, value_id=value_id), _actor(request)
     review_or(workspace_id=request.workspace.pk, kinds=("profile_value",), target_id=value.pk, actor=actor,
               action="reject", fallback=lambda: services.profile_candidate_reject(value=value, actor=actor))
@@ -201,7 +202,7 @@ def reject_profile_value(request: HttpRequest, value_id: int):
 
 @router.get("/entities/{entity_id}/relationships", response=list[RelationshipOut], auth=require("read"),
             summary="Relationships at either end; as_of = what was true then")
-def list_relationships(request: HttpRequest, entity_id: int, filters: Query[RelationshipFilter]):
+def list_relationships(request: HttpRequest, entity_id: Id, filters: Query[RelationshipFilter]):
     return selectors.relationships_for(entity=_entity(request, entity_id), **filters.model_dump())
 
 
@@ -217,7 +218,7 @@ def add_relationship(request: HttpRequest, payload: RelationshipIn):
 
 @router.post("/relationships/{relationship_id}/{action}", response=RelationshipOut, auth=require("write"),
              summary="approve (a candidate) or invalidate")
-def decide_relationship(request: HttpRequest, relationship_id: int, action: str):
+def decide_relationship(request: HttpRequest, relationship_id: Id, action: str):
     status = {"approve": "active", "invalidate": "invalid"}.get(action)
     if status is None:
         raise ApiError("The action is approve or invalidate.", status=404, code="not_found")
@@ -235,7 +236,7 @@ def decide_relationship(request: HttpRequest, relationship_id: int, action: str)
 
 @router.post("/entities/{entity_id}/erase", response=ErasureOut, auth=require("admin"),
              summary="Erase everything Mnemo holds about this entity (irreversible)")
-def erase_entity(request: HttpRequest, entity_id: int):
+def erase_entity(request: HttpRequest, entity_id: Id):
     """Removes the entity's interactions, conversations, summaries, profile values,
     relationships, memories, gap evidence and embeddings; answers a receipt of counts per
     table. Erasing again is a 404."""

@@ -10,6 +10,7 @@ from ninja.pagination import paginate
 from pydantic import ConfigDict, Field
 
 from core.errors import ApiError
+from core.input_types import Id
 from core.providers import ProviderError
 from core.services import Actor
 from entities import decisions
@@ -138,13 +139,13 @@ def get_calibration(request: HttpRequest, filters: Query[CalibrationFilter]):
 
 @router.get("/decisions/{decision_id}", response=DecisionDetailOut, auth=require("read"),
             summary="One decision with its deliberation")
-def get_decision(request: HttpRequest, decision_id: int):
+def get_decision(request: HttpRequest, decision_id: Id):
     return _decision(request, decision_id)
 
 
 @router.post("/decisions/{decision_id}/thoughts", response={201: ThoughtOut}, auth=require("write"),
              summary="Append a thought to the deliberation")
-def add_thought(request: HttpRequest, decision_id: int, payload: ThoughtIn):
+def add_thought(request: HttpRequest, decision_id: Id, payload: ThoughtIn):
     thought = decisions.decision_add_thought(decision=_decision(request, decision_id), actor=_actor(request),
                                              text=payload.text)
     return Status(201, thought)
@@ -152,6 +153,6 @@ def add_thought(request: HttpRequest, decision_id: int, payload: ThoughtIn):
 
 @router.post("/decisions/{decision_id}/outcome", response=DecisionOut, auth=require("write"),
              summary="Review how the decision turned out (once; 409 after)")
-def record_outcome(request: HttpRequest, decision_id: int, payload: OutcomeIn):
+def record_outcome(request: HttpRequest, decision_id: Id, payload: OutcomeIn):
     return decisions.decision_record_outcome(decision=_decision(request, decision_id), actor=_actor(request),
                                              **payload.model_dump())

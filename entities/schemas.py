@@ -2,12 +2,19 @@ from datetime import datetime
 from typing import Literal
 
 from ninja import Schema
-from pydantic import AwareDatetime, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from core.input_types import AwareTimestamp, Id
+from entities.kinds import PREDICATES, all_kinds
+
+# The registries as closed sets, so the schema lists what the services accept.
+KindName = Literal[tuple(all_kinds())]
+PredicateName = Literal[tuple(PREDICATES)]
 
 
 class EntityIn(Schema):
     model_config = ConfigDict(extra="forbid")
-    kind: str = Field(min_length=1, max_length=40)
+    kind: KindName
     name: str = Field(min_length=1, max_length=300)
     aliases: list[str] = Field(default_factory=list, max_length=50)
     description: str = Field("", max_length=5000)
@@ -51,7 +58,7 @@ class EntityPage(Schema):
 
 class EntityFilter(Schema):
     q: str | None = Field(None, max_length=200, description="Name or alias; tolerant of typos")
-    kind: str | None = None
+    kind: KindName | None = None
     status: Literal["candidate", "active", "superseded", "invalid"] | None = None
     include_merged: bool = False
 
@@ -93,11 +100,11 @@ class ProfileIn(Schema):
 
 class RelationshipIn(Schema):
     model_config = ConfigDict(extra="forbid")
-    subject: int
-    predicate: str = Field(min_length=1, max_length=60)
-    object: int
-    valid_from: AwareDatetime | None = None
-    valid_to: AwareDatetime | None = None
+    subject: Id
+    predicate: PredicateName
+    object: Id
+    valid_from: AwareTimestamp | None = None
+    valid_to: AwareTimestamp | None = None
     confidence: float = Field(1.0, ge=0, le=1)
 
 
@@ -124,14 +131,14 @@ class RelationshipOut(Schema):
 
 
 class RelationshipFilter(Schema):
-    as_of: AwareDatetime | None = Field(None, description="Only what was true at this time (valid time)")
-    known_at: AwareDatetime | None = Field(None, description="Only what had been learned by this time")
+    as_of: AwareTimestamp | None = Field(None, description="Only what was true at this time (valid time)")
+    known_at: AwareTimestamp | None = Field(None, description="Only what had been learned by this time")
     include_candidates: bool = False
 
 
 class MergeIn(Schema):
     model_config = ConfigDict(extra="forbid")
-    into: int = Field(description="The entity that absorbs this one")
+    into: Id = Field(description="The entity that absorbs this one")
 
 
 class MergeOut(Schema):

@@ -5,6 +5,7 @@ from django.http import HttpRequest, HttpResponse
 from ninja import Query, Router, Status
 
 from core.errors import ApiError
+from core.input_types import Id
 from core.pagination import PageIn, page
 from core.redaction import redact_answer
 from core.services import Actor
@@ -153,14 +154,14 @@ def list_memories(request: HttpRequest, filters: Query[MemoryFilter], paging: Qu
 
 
 @router.get("/memories/{memory_id}", response=MemoryDetailOut, auth=require("read"), summary="One memory with its evidence")
-def get_memory(request: HttpRequest, memory_id: int, redact: bool = False):
+def get_memory(request: HttpRequest, memory_id: Id, redact: bool = False):
     answer = memory_detail(_memory(request, memory_id))
     return redact_answer(MemoryDetailOut.model_validate(answer).model_dump()) if redact else answer
 
 
 @router.get("/memories/{memory_id}/history", response=list[HistoryOut], auth=require("read"),
             summary="Every change to the memory and its versions, from the audit log")
-def memory_history(request: HttpRequest, memory_id: int):
+def memory_history(request: HttpRequest, memory_id: Id):
     events = selectors.memory_history(memory=_memory(request, memory_id))
     return [{"id": e.pk, "at": e.at, "verb": e.verb, "actor": e.actor_label,
              "memory_id": int(e.target_id) if e.target_type == "memory.memory" else e.data.get("memory"),
@@ -169,7 +170,7 @@ def memory_history(request: HttpRequest, memory_id: int):
 
 @router.patch("/memories/{memory_id}", response=MemoryDetailOut, auth=require("write"),
               summary="Edit: a new version that supersedes this one")
-def edit_memory(request: HttpRequest, memory_id: int, payload: MemoryPatch):
+def edit_memory(request: HttpRequest, memory_id: Id, payload: MemoryPatch):
     memory = _memory(request, memory_id)
     changes = payload.model_dump(exclude={"note", "entity"}, exclude_unset=True)
     if "entity" in payload.model_fields_set:
@@ -180,14 +181,14 @@ def edit_memory(request: HttpRequest, memory_id: int, payload: MemoryPatch):
 
 @router.post("/memories/{memory_id}/invalidate", response=MemoryDetailOut, auth=require("write"),
              summary="Mark a memory wrong (kept, no longer served)")
-def invalidate_memory(request: HttpRequest, memory_id: int, payload: ReasonIn):
+def invalidate_memory(request: HttpRequest, memory_id: Id, payload: ReasonIn):
     return memory_detail(services.memory_invalidate(memory=_memory(request, memory_id), actor=_actor(request),
                                                     reason=payload.reason))
 
 
 @router.post("/memories/{memory_id}/promote", response=MemoryDetailOut, auth=require("write"),
              summary="Approve a candidate memory")
-def promote_memory(request: HttpRequest, memory_id: int, payload: ReasonIn):
+def promote_memory(request: HttpRequest, memory_id: Id, payload: ReasonIn):
     # An alias of POST /candidates/{id}/promote (seed 000): the decision goes through the queue.
     memory, actor = _memory(request, memory_id), _actor(request)
     review_or(workspace_id=request.workspace.pk, kinds=("memory", "conflict"), target_id=memory.pk, actor=actor,
@@ -198,7 +199,7 @@ def promote_memory(request: HttpRequest, memory_id: int, payload: ReasonIn):
 
 @router.post("/memories/{memory_id}/reject", response=MemoryDetailOut, auth=require("write"),
              summary="Reject a candidate memory")
-def reject_memory(request: HttpRequest, memory_id: int, payload: ReasonIn):
+def reject_memory(request: HttpRequest, memory_id: Id, payload: ReasonIn):
     memory, actor = _memory(request, memory_id), _actor(request)
     review_or(workspace_id=request.workspace.pk, kinds=("memory", "conflict"), target_id=memory.pk, actor=actor,
               action="reject", note=payload.reason,
@@ -208,7 +209,7 @@ def reject_memory(request: HttpRequest, memory_id: int, payload: ReasonIn):
 
 @router.post("/memories/{memory_id}/graduate", response={201: GraduationOut}, auth=require("write"),
              summary="Graduate a fact to an entity candidate (returns the proposal)")
-def graduate_memory(request: HttpRequest, memory_id: int):
+def graduate_memory(request: HttpRequest, memory_id: Id):
     graduation = services.memory_graduate(memory=_memory(request, memory_id), actor=_actor(request))
     return Status(201, graduation)
 
@@ -222,7 +223,7 @@ def list_graduations(request: HttpRequest, paging: Query[PageIn],
 
 @router.post("/graduations/{graduation_id}/accept", response=GraduationOut, auth=require("write"),
              summary="Accept a graduation proposal")
-def accept_graduation(request: HttpRequest, graduation_id: int):
+def accept_graduation(request: HttpRequest, graduation_id: Id):
     graduation, actor = selectors.graduation_get(workspace=request.workspace, graduation_id=graduation_id), _actor(request)
     review_or(workspace_id=request.workspace.pk, kinds=("graduation",), target_id=graduation.pk, actor=actor,
               action="approve", fallback=lambda: services.graduation_accept(graduation=graduation, actor=actor))
@@ -231,7 +232,7 @@ def accept_graduation(request: HttpRequest, graduation_id: int):
 
 @router.post("/graduations/{graduation_id}/reject", response=GraduationOut, auth=require("write"),
              summary="Reject a graduation proposal")
-def reject_graduation(request: HttpRequest, graduation_id: int, payload: ReasonIn):
+def reject_graduation(request: HttpRequest, graduation_id: Id, payload: ReasonIn):
     graduation, actor = selectors.graduation_get(workspace=request.workspace, graduation_id=graduation_id), _actor(request)
     review_or(workspace_id=request.workspace.pk, kinds=("graduation",), target_id=graduation.pk, actor=actor,
               action="reject", note=payload.reason,
@@ -265,7 +266,7 @@ def match_procedures(request: HttpRequest, payload: TaskIn):
 
 @router.post("/procedures/{memory_id}/outcome", response=MemoryDetailOut, auth=require("write"),
              summary="Report how using a procedure went")
-def procedure_outcome(request: HttpRequest, memory_id: int, payload: OutcomeIn):
+def procedure_outcome(request: HttpRequest, memory_id: Id, payload: OutcomeIn):
     procedure = selectors.procedure_get(workspace=request.workspace, memory_id=memory_id)
     procedure = services.procedure_outcome(procedure=procedure, outcome=payload.outcome, actor=_actor(request),
                                            note=payload.note)
@@ -297,7 +298,7 @@ def check_censors(request: HttpRequest, payload: ActionIn):
 
 @router.post("/censors/{memory_id}/false-positive", response=MemoryDetailOut, auth=require("write"),
              summary="Report a censor match that should not have fired")
-def censor_false_positive(request: HttpRequest, memory_id: int, payload: FalsePositiveIn):
+def censor_false_positive(request: HttpRequest, memory_id: Id, payload: FalsePositiveIn):
     censor = selectors.censor_get(workspace=request.workspace, memory_id=memory_id)
     censor = services.censor_false_positive(censor=censor, actor=_actor(request), note=payload.note)
     return memory_detail(censor.memory)

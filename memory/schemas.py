@@ -4,6 +4,8 @@ from typing import Literal
 from ninja import Schema
 from pydantic import ConfigDict, Field
 
+from core.input_types import Id, NonBlankStr, Timestamp
+
 MemoryTypeName = Literal["identity", "preference", "episodic", "fact", "procedure", "censor"]
 CertaintyName = Literal["verbatim", "extracted", "inferred", "consolidated"]
 StatusName = Literal["candidate", "active", "superseded", "invalid", "graduated", "archived"]
@@ -12,7 +14,7 @@ StatusName = Literal["candidate", "active", "superseded", "invalid", "graduated"
 class ProcedureIn(Schema):
     model_config = ConfigDict(extra="forbid")
     name: str = Field(min_length=1, max_length=300)
-    steps: list[str] = Field(min_length=1, max_length=50)
+    steps: list[NonBlankStr] = Field(min_length=1, max_length=50)
     goals: list[str] = Field(default_factory=list, max_length=50)
     tools: list[str] = Field(default_factory=list, max_length=50)
     notes: list[str] = Field(default_factory=list, max_length=50)
@@ -36,13 +38,13 @@ class MemoryIn(Schema):
     certainty: CertaintyName = "verbatim"
     confidence: float = Field(1.0, ge=0, le=1)
     importance: float = Field(0.5, ge=0, le=1)
-    entity: int | None = Field(None, description="The entity the memory is about.")
-    interaction: int | None = Field(None, description="An interaction that is its evidence.")
+    entity: Id | None = Field(None, description="The entity the memory is about.")
+    interaction: Id | None = Field(None, description="An interaction that is its evidence.")
     quote: str = Field("", max_length=2000)
     attribute: str = Field("", max_length=120)
     value: str = Field("", max_length=300)
     polarity: Literal[1, -1] = 1
-    occurred_at: datetime | None = None
+    occurred_at: Timestamp | None = Field(None, description="Without a zone, UTC")
     procedure: ProcedureIn | None = None
     censor: CensorIn | None = None
 
@@ -53,7 +55,7 @@ class MemoryPatch(Schema):
     type: MemoryTypeName | None = None
     confidence: float | None = Field(None, ge=0, le=1)
     importance: float | None = Field(None, ge=0, le=1)
-    entity: int | None = None
+    entity: Id | None = None
     note: str = Field("", max_length=2000)
 
 
@@ -65,13 +67,13 @@ class ReasonIn(Schema):
 class MemoryFilter(Schema):
     type: MemoryTypeName | None = None
     status: StatusName | None = None
-    entity: int | None = None
+    entity: Id | None = None
     certainty: CertaintyName | None = None
     min_confidence: float | None = Field(None, ge=0, le=1)
     max_confidence: float | None = Field(None, ge=0, le=1)
     text: str | None = Field(None, max_length=500, description="Full-text search (web search syntax).")
     rule: str | None = Field(None, max_length=80)
-    interaction: int | None = None
+    interaction: Id | None = None
     redact: bool = False
 
 
@@ -241,7 +243,7 @@ class FocusItemIn(Schema):
     attention: float = Field(0.5, ge=0, le=1)
     key: str = Field("", max_length=200)
     kind: str = Field("", max_length=40)
-    memory_id: int | None = None
+    memory_id: Id | None = None
 
 
 class WorkingMemoryIn(Schema):
@@ -278,7 +280,7 @@ class CheckpointIn(Schema):
 
 class RestoreIn(Schema):
     model_config = ConfigDict(extra="forbid")
-    checkpoint_id: int | None = None
+    checkpoint_id: Id | None = None
     label: str | None = Field(None, max_length=200)
 
 

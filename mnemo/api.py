@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 
 from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404, HttpRequest, HttpResponse
-from ninja import NinjaAPI
+from ninja import NinjaAPI, Schema
 from ninja.errors import AuthenticationError, HttpError
 from ninja.errors import ValidationError as NinjaValidationError
+from ninja.parser import Parser
 
 from conversations.api import conversations_router
 from conversations.api import router as interactions_router
@@ -21,7 +23,7 @@ from entities.api_decisions import router as decisions_router
 from memory.api import router as memory_router
 from context.api import router as context_router
 from review.api import router as review_router
-from core.errors import ApiError
+from core.errors import ApiError, error_response
 from core.providers.base import ProviderError
 from core.logging import request_id_var
 from core.ratelimit import RateLimited
@@ -29,7 +31,75 @@ from mnemo.auth import MissingScope
 
 logger = logging.getLogger("mnemo.api")
 
-api = NinjaAPI(
+
+class StrictJsonParser(Parser):
+    """JSON whose numbers PostgreSQL's jsonb takes: Python's parser also reads NaN and
+    Infinity (not JSON) and turns 1e400 into infinity; here each is a malformed body (422)
+    instead of a database error (issue 16)."""
+
+    def parse_body(self, request: HttpRequest):
+        return json.loads(request.body, parse_constant=_not_json, parse_float=_finite)
+
+
+def _not_json(constant: str):
+    raise ValueError(f"{constant} is not a JSON value")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} is beyond a double")
+    return value
+
+
+class ErrorDetailOut(Schema):
+    code: str
+    message: str
+    details: dict
+
+
+class ErrorOut(Schema):
+    error: ErrorDetailOut
+
+
+# The answers every operation may give besides its own (HOUSE_STYLE.md's error shape):
+# (status, which operations, description).
+_ERROR_ANSWERS = (
+    (401, "authenticated", "No valid API key."),
+    (403, "authenticated", "The key lacks the scope this operation needs."),
+    (404, "authenticated", "Not found, or in another workspace."),
+    (409, "write", "Conflicts with the current state (a version, a link another entity owns)."),
+    (413, "body", "The body is larger than DATA_UPLOAD_MAX_MEMORY_SIZE."),
+    (422, "all", "Invalid input: validation, malformed JSON, a NUL character, JSON nested too deep."),
+    (429, "all", "Too many requests; retry after the Retry-After header's seconds."),
+    (503, "authenticated", "A model provider (embedding model, LLM) failed; details.retryable says if retrying helps."),
+)
+
+
+class MnemoApi(NinjaAPI):
+    def get_openapi_schema(self, *, path_prefix=None, path_params=None):
+        """ninja documents only the answers an operation declares; the error answers come
+        from handlers shared by all operations, so they are added here, to every operation
+        they apply to, with the error shape as their schema."""
+        schema = super().get_openapi_schema(path_prefix=path_prefix, path_params=path_params)
+        error_schema = ErrorOut.model_json_schema(ref_template="#/components/schemas/{model}")
+        components = schema["components"].setdefault("schemas", {})
+        components.update(error_schema.pop("$defs"), ErrorOut=error_schema)
+        for operations in schema["paths"].values():
+            for method, operation in operations.items():
+                applies = {"all": True, "authenticated": bool(operation.get("security")),
+                           "write": method in ("post", "put", "patch", "delete"),
+                           "body": "requestBody" in operation}
+                for status, which, description in _ERROR_ANSWERS:
+                    if applies[which]:
+                        operation["responses"].setdefault(status, {
+                            "description": description,
+                            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorOut"}}},
+                        })
+        return schema
+
+
+api = MnemoApi(
     title="Mnemo API",
     version="1",
     description=(
@@ -38,12 +108,8 @@ api = NinjaAPI(
     ),
     docs_url="/docs",
     urls_namespace="api",
+    parser=StrictJsonParser(),
 )
-
-
-def error_response(status: int, code: str, message: str, details=None) -> HttpResponse:
-    body = {"error": {"code": code, "message": message, "details": details if details is not None else {}}}
-    return HttpResponse(json.dumps(body, default=str), status=status, content_type="application/json")
 
 
 _STATUS_CODES = {

@@ -101,6 +101,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "core.logging.RequestIdMiddleware",
+    # Under /api/: NUL bytes, oversized or too deeply nested bodies refused before any view.
+    "core.middleware.ApiInputGuard",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -216,6 +218,8 @@ MNEMO_TOKEN_COUNTER = os.environ.get("MNEMO_TOKEN_COUNTER", "wordpiece")
 # Lists are paginated (?limit=&offset=); a limit above the maximum is a 422.
 NINJA_PAGINATION_PER_PAGE = 50
 NINJA_PAGINATION_MAX_LIMIT = 200
+# ninja's own offset is unbounded; PostgreSQL's OFFSET is a bigint.
+NINJA_PAGINATION_CLASS = "core.pagination.LimitOffsetPagination"
 # last_used_at is written at most this often per key, so reads do not all become writes.
 MNEMO_API_KEY_TOUCH_SECONDS = 60
 

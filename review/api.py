@@ -1,6 +1,7 @@
 from django.http import HttpRequest
 from ninja import Query, Router
 
+from core.input_types import Id
 from core.pagination import PageIn, page
 from core.services import Actor
 from mnemo.auth import require
@@ -70,13 +71,13 @@ def candidate_stats(request: HttpRequest, days: int = Query(30, ge=1, le=365)):
 
 
 @router.get("/candidates/{item_id}", response=CandidateOut, auth=require("read"), summary="One review item")
-def get_candidate(request: HttpRequest, item_id: int):
+def get_candidate(request: HttpRequest, item_id: Id):
     return candidate_out(selectors.review_item_get(workspace=request.workspace, item_id=item_id))
 
 
 @router.post("/candidates/{item_id}/promote", response=CandidateOut, auth=require("write"),
              summary="Approve (optionally edit first, or merge into an existing item)")
-def promote_candidate(request: HttpRequest, item_id: int, payload: PromoteIn):
+def promote_candidate(request: HttpRequest, item_id: Id, payload: PromoteIn):
     item = selectors.review_item_get(workspace=request.workspace, item_id=item_id)
     action = "merge" if payload.merge_into else "approve"
     return candidate_out(services.review_decide(item=item, actor=_actor(request), action=action, note=payload.note,
@@ -84,13 +85,13 @@ def promote_candidate(request: HttpRequest, item_id: int, payload: PromoteIn):
 
 
 @router.post("/candidates/{item_id}/reject", response=CandidateOut, auth=require("write"), summary="Reject")
-def reject_candidate(request: HttpRequest, item_id: int, payload: RejectIn):
+def reject_candidate(request: HttpRequest, item_id: Id, payload: RejectIn):
     item = selectors.review_item_get(workspace=request.workspace, item_id=item_id)
     return candidate_out(services.review_decide(item=item, actor=_actor(request), action="reject", note=payload.note))
 
 
 @router.post("/candidates/{item_id}/keep-both", response=CandidateOut, auth=require("write"),
              summary="A contradiction where both were true at different times: set validity periods")
-def keep_both(request: HttpRequest, item_id: int, payload: RejectIn):
+def keep_both(request: HttpRequest, item_id: Id, payload: RejectIn):
     item = selectors.review_item_get(workspace=request.workspace, item_id=item_id)
     return candidate_out(services.review_decide(item=item, actor=_actor(request), action="both", note=payload.note))

@@ -4,6 +4,8 @@ from typing import Literal
 from ninja import Schema
 from pydantic import ConfigDict, Field
 
+from core.input_types import Hours, Id
+
 KindName = Literal["memory", "conflict", "graduation", "low_effectiveness", "entity", "relationship", "profile_value",
                    "identity_link"]
 StatusName = Literal["pending", "approved", "rejected", "withdrawn"]
@@ -17,10 +19,10 @@ class CandidateFilter(Schema):
     rule: str | None = Field(None, max_length=120)
     min_confidence: float | None = Field(None, ge=0, le=1)
     max_confidence: float | None = Field(None, ge=0, le=1)
-    entity: int | None = None
-    source_interaction: int | None = None
-    older_than_hours: float | None = Field(None, ge=0, description="Only items waiting at least this long.")
-    newer_than_hours: float | None = Field(None, ge=0, description="Only items opened within this many hours.")
+    entity: Id | None = None
+    source_interaction: Id | None = None
+    older_than_hours: Hours | None = Field(None, description="Only items waiting at least this long.")
+    newer_than_hours: Hours | None = Field(None, description="Only items opened within this many hours.")
 
 
 class CandidateOut(Schema):
@@ -57,7 +59,7 @@ class PromoteIn(Schema):
     model_config = ConfigDict(extra="forbid")
     note: str = Field("", max_length=2000)
     changes: dict[str, str] | None = Field(None, description="Fields to change before approving (the kind says which).")
-    merge_into: int | None = Field(None, description="Id of an existing memory or entity to merge this one into.")
+    merge_into: Id | None = Field(None, description="Id of an existing memory or entity to merge this one into.")
 
 
 class RejectIn(Schema):
@@ -67,7 +69,7 @@ class RejectIn(Schema):
 
 class BulkIn(Schema):
     model_config = ConfigDict(extra="forbid")
-    ids: list[int] = Field(min_length=1, max_length=1000)
+    ids: list[Id] = Field(min_length=1, max_length=1000)
     note: str = Field("", max_length=2000)
 
 

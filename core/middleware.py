@@ -1,0 +1,54 @@
+"""Refuses, once for the whole API, requests that no view could store: before any view
+runs, so no endpoint has to remember it (issue 16; the checks are core.input_types)."""
+
+from __future__ import annotations
+
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
+from django.http import HttpRequest, HttpResponse
+
+from core.errors import error_response
+from core.input_types import body_problem, text_problem
+
+API_PREFIX = "/api/"
+
+
+class ApiInputGuard:
+    """Under /api/: a NUL (or lone surrogate) in the path, query or a header is a 422; a
+    body over DATA_UPLOAD_MAX_MEMORY_SIZE is a 413; a body with a NUL, a
+    lone surrogate or JSON nested too deep is a 422. All in the API's error shape."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request.path.startswith(API_PREFIX):
+            refusal = self.refusal(request)
+            if refusal is not None:
+                return refusal
+        return self.get_response(request)
+
+    def refusal(self, request: HttpRequest) -> HttpResponse | None:
+        problem = text_problem(request.path)
+        if problem:
+            return error_response(422, "invalid_path", f"The path {problem}.")
+        for name, value in request.META.items():
+            if name.startswith("HTTP_") and isinstance(value, str) and text_problem(value):
+                return error_response(422, "invalid_header", f"The header {name[5:]} {text_problem(value)}.")
+        try:
+            query = request.GET
+        except TooManyFieldsSent as exc:
+            return error_response(422, "validation_error", str(exc))
+        for key, values in query.lists():
+            problem = text_problem(key) or next(filter(None, map(text_problem, values)), None)
+            if problem:
+                return error_response(422, "invalid_query", f"The query parameter {key!r} {problem}.",
+                                      {"loc": ["query", key]})
+        try:
+            body = request.body
+        except RequestDataTooBig as exc:
+            return error_response(413, "payload_too_large", str(exc))
+        found = body_problem(body) if body else None
+        if found:
+            code, message = found
+            return error_response(422, code, message, {"loc": ["body"]})
+        return None
