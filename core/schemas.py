@@ -4,6 +4,8 @@ from typing import Annotated, Literal
 from ninja import FilterLookup, FilterSchema, Schema
 from pydantic import AwareDatetime, Field
 
+from core.safe_text import SafeStr
+
 
 class HealthOut(Schema):
     status: str
@@ -38,7 +40,7 @@ class StatusOut(Schema):
 
 
 class ApiKeyIn(Schema):
-    name: str = Field(min_length=1, max_length=200)
+    name: SafeStr = Field(min_length=1, max_length=200)
     scopes: list[Literal["read", "write", "admin"]] = Field(min_length=1)
     expires_at: AwareDatetime | None = None
 

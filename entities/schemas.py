@@ -4,20 +4,22 @@ from typing import Literal
 from ninja import Schema
 from pydantic import AwareDatetime, ConfigDict, Field
 
+from core.safe_text import SafeStr
+
 
 class EntityIn(Schema):
     model_config = ConfigDict(extra="forbid")
-    kind: str = Field(min_length=1, max_length=40)
-    name: str = Field(min_length=1, max_length=300)
-    aliases: list[str] = Field(default_factory=list, max_length=50)
-    description: str = Field("", max_length=5000)
+    kind: SafeStr = Field(min_length=1, max_length=40)
+    name: SafeStr = Field(min_length=1, max_length=300)
+    aliases: list[SafeStr] = Field(default_factory=list, max_length=50)
+    description: SafeStr = Field("", max_length=5000)
 
 
 class EntityPatch(Schema):
     model_config = ConfigDict(extra="forbid")
-    name: str | None = Field(None, min_length=1, max_length=300)
-    aliases: list[str] | None = Field(None, max_length=50)
-    description: str | None = Field(None, max_length=5000)
+    name: SafeStr | None = Field(None, min_length=1, max_length=300)
+    aliases: list[SafeStr] | None = Field(None, max_length=50)
+    description: SafeStr | None = Field(None, max_length=5000)
 
 
 class IdentityOut(Schema):
@@ -78,23 +80,23 @@ class EntityDetailOut(EntityOut):
 
 class IdentityIn(Schema):
     model_config = ConfigDict(extra="forbid")
-    channel: str = Field(min_length=1, max_length=40, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-    channel_id: str = Field(min_length=1, max_length=255)
-    display_name: str = Field("", max_length=300)
+    channel: SafeStr = Field(min_length=1, max_length=40, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    channel_id: SafeStr = Field(min_length=1, max_length=255)
+    display_name: SafeStr = Field("", max_length=300)
     confidence: Literal["confirmed", "suggested", "inferred"] = "confirmed"
 
 
 class ProfileIn(Schema):
     model_config = ConfigDict(extra="forbid")
-    key: str = Field(min_length=1, max_length=80)
-    value: str = Field(min_length=1, max_length=5000)
+    key: SafeStr = Field(min_length=1, max_length=80)
+    value: SafeStr = Field(min_length=1, max_length=5000)
     confidence: float = Field(1.0, ge=0, le=1)
 
 
 class RelationshipIn(Schema):
     model_config = ConfigDict(extra="forbid")
     subject: int
-    predicate: str = Field(min_length=1, max_length=60)
+    predicate: SafeStr = Field(min_length=1, max_length=60)
     object: int
     valid_from: AwareDatetime | None = None
     valid_to: AwareDatetime | None = None
