@@ -7,6 +7,7 @@ from django.core.exceptions import ObjectDoesNotExist
 from ninja import Schema
 from pydantic import ConfigDict, Field, field_validator
 
+from core.privacy.guard import first_secret
 from core.safe_text import SafeContent, SafeJson, SafeStr
 
 
@@ -29,7 +30,8 @@ class InteractionIn(Schema):
     @field_validator("channel", mode="before")
     @classmethod
     def _lower_channel(cls, value):
-        return value.strip().lower() if isinstance(value, str) else value
+        # A secret is judged as sent: lowercasing must not disguise one (SafeStr then refuses it).
+        return value.strip().lower() if isinstance(value, str) and not first_secret(value) else value
 
     @field_validator("channel_id", "sender_name", "thread", mode="before")
     @classmethod

@@ -35,7 +35,7 @@ class ThoughtIn(Schema):
     text: SafeStr = Field(min_length=1, max_length=10000)
 
 
-class OutcomeIn(Schema):
+class DecisionOutcomeIn(Schema):
     model_config = ConfigDict(extra="forbid")
     outcome: Literal["success", "partial", "failure"]
     result: SafeStr = Field("", max_length=10000, description="What happened")
@@ -153,6 +153,6 @@ def add_thought(request: HttpRequest, decision_id: int, payload: ThoughtIn):
 
 @router.post("/decisions/{decision_id}/outcome", response=DecisionOut, auth=require("write"),
              summary="Review how the decision turned out (once; 409 after)")
-def record_outcome(request: HttpRequest, decision_id: int, payload: OutcomeIn):
+def record_outcome(request: HttpRequest, decision_id: int, payload: DecisionOutcomeIn):
     return decisions.decision_record_outcome(decision=_decision(request, decision_id), actor=_actor(request),
                                              **payload.model_dump())
