@@ -72,7 +72,7 @@ class SecretRefusingForm(forms.ModelForm):
 
     def clean(self):
         cleaned = super().clean()
-        for name, value in cleaned.items():
+        for name, value in list(cleaned.items()):
             found = first_secret(value)
             if found:
                 self.add_error(name, f"This field {_message(found[1])}")
