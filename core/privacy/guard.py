@@ -23,26 +23,52 @@ def _secret_in_text(text: str, *, private_allowed: bool) -> SecretMatch | None:
     return found[0] if found else None
 
 
+# Where a value sits, as a linked list (parent, segment): building each path as a string
+# would copy it once per level, quadratic in the depth.
+_Where = tuple[Any, str] | None
+_SHOWN_SEGMENTS = 12
+
+
+def _render(where: _Where) -> str:
+    segments: list[str] = []
+    while where is not None:
+        where, segment = where
+        segments.append(segment)
+    segments.reverse()
+    shown = segments if len(segments) <= _SHOWN_SEGMENTS else ["…", *segments[-_SHOWN_SEGMENTS:]]
+    path = ""
+    for segment in shown:
+        path += segment if segment.startswith("[") or not path else f".{segment}"
+    return path
+
+
 def first_secret(value: Any, *, private_allowed: bool = False) -> tuple[str, SecretMatch] | None:
-    """The first secret found and where: `""` for the value itself, `"a.b[2]"` inside it.
+    """The first secret found and where: `""` for the value itself, `"a.b[2]"` inside it
+    (only the innermost levels of a very deep path).
 
     A dict entry with a string value is scanned as the JSON `{"key": "value"}`, as the
-    stored JSON reads, so `{"api_key": "…"}` is recognised by its name like `api_key: …`."""
-    stack: list[tuple[str, Any]] = [("", value)]
+    stored JSON reads, so `{"api_key": "…"}` is recognised by its name like `api_key: …`.
+    A key that is itself a secret shows as `<key>` in the path, which errors repeat."""
+    stack: list[tuple[_Where, Any]] = [(None, value)]
     while stack:
-        path, item = stack.pop()
+        where, item = stack.pop()
         if isinstance(item, str):
             match = _secret_in_text(item, private_allowed=private_allowed)
             if match:
-                return path, match
+                return _render(where), match
         elif isinstance(item, dict):
-            for key, child in reversed(list(item.items())):
-                where = f"{path}.{key}" if path else str(key)
+            for key, child in item.items():
+                key_match = _secret_in_text(str(key), private_allowed=False)
+                here = (where, "<key>" if key_match else str(key))
+                if key_match:
+                    return _render(here), key_match
                 if isinstance(child, str):
-                    stack.append((where, json.dumps({str(key): child}, ensure_ascii=False)))
+                    match = _secret_in_text(json.dumps({str(key): child}, ensure_ascii=False),
+                                            private_allowed=private_allowed)
+                    if match:
+                        return _render(here), match
                 else:
-                    stack.append((where, str(key)))
-                    stack.append((where, child))
+                    stack.append((here, child))
         elif isinstance(item, (list, tuple)):
-            stack.extend((f"{path}[{index}]", child) for index, child in reversed(list(enumerate(item))))
+            stack.extend(((where, f"[{index}]"), child) for index, child in reversed(list(enumerate(item))))
     return None
