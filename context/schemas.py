@@ -10,15 +10,17 @@ from core.input_types import AwareTimestamp, Id
 
 RecallType = Literal[RECALL_TYPES]  # the kinds context.services accepts, listed in the schema
 
+from core.safe_text import SafeStr
+
 
 class RecallIn(Schema):
     model_config = ConfigDict(extra="forbid")
-    query: str = Field(min_length=1, max_length=2000)
+    query: SafeStr = Field(min_length=1, max_length=2000)
     types: list[RecallType] | None = Field(None, max_length=10,
                                            description="memory types and/or interaction, summary, entity, relationship; all when omitted")
     entity: Id | None = None
     conversation: Id | None = None
-    channel: str | None = Field(None, max_length=40)
+    channel: SafeStr | None = Field(None, max_length=40)
     limit: int = Field(10, ge=1, le=100)
     min_confidence: float | None = Field(None, ge=0, le=1)
     include_candidates: bool = False
@@ -30,7 +32,7 @@ class RecallIn(Schema):
 class ContextIn(RecallIn):
     budget_tokens: int = Field(2000, ge=100, le=32_000, description="100–32,000 (context.services MIN_BUDGET, MAX_BUDGET)")
     budgets: dict[str, float | int] | None = Field(None, description="per section: a share (0.25) or tokens (300)")
-    session: str | None = Field(None, max_length=200, description="include this session's working memory")
+    session: SafeStr | None = Field(None, max_length=200, description="include this session's working memory")
 
 
 class SourceOut(Schema):

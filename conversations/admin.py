@@ -1,7 +1,7 @@
 from django.contrib import admin
 
 from conversations.models import Conversation, ConversationSummary, Interaction, InteractionIndex
-from core.admin import ReadOnlyAdmin
+from core.admin import GuardedAdmin, ReadOnlyAdmin
 
 
 @admin.register(Interaction)
@@ -33,7 +33,7 @@ class InteractionIndexAdmin(ReadOnlyAdmin):
 
 
 @admin.register(Conversation)
-class ConversationAdmin(admin.ModelAdmin):
+class ConversationAdmin(GuardedAdmin):
     list_display = ["id", "workspace", "channel", "key", "entity", "status", "interaction_count", "last_interaction_at"]
     list_filter = ["workspace", "channel", "status"]
     search_fields = ["key", "topic", "channel_id"]

@@ -22,6 +22,7 @@ from core.errors import ApiError
 from core.input_types import Id
 from core.pagination import PageIn, page
 from core.redaction import redact_answer
+from core.safe_text import SECRET_CODE
 from core.services import Actor
 from mnemo.auth import require
 
@@ -36,6 +37,15 @@ def _item_error(index: int, raw, exc: PydanticValidationError) -> services.ItemR
     errors = [{"loc": list(err["loc"]), "msg": err["msg"], "type": err["type"]} for err in exc.errors()]
     fields = ", ".join(".".join(str(part) for part in err["loc"]) or "item" for err in errors)
     external_id = raw.get("external_id") if isinstance(raw, dict) and isinstance(raw.get("external_id"), str) else None
+    secret = next((err for err in exc.errors() if err["type"] == SECRET_CODE), None)
+    if secret is not None:
+        field = ".".join(str(part) for part in secret["loc"]) + (f".{secret['ctx']['at']}" if secret["ctx"]["at"] else "")
+        # The answer never repeats the refused value, not even as the item's external_id.
+        if secret["loc"][:1] == ("external_id",):
+            external_id = None
+        return services.ItemResult(index=index, status="rejected", external_id=external_id, error={
+            "code": SECRET_CODE, "message": f"{field} {secret['msg']}", "field": field, "rule": secret["ctx"]["rule"],
+        })
     return services.ItemResult(index=index, status="rejected", external_id=external_id, error={
         "code": "validation_error", "message": f"invalid: {fields}", "field": fields, "errors": errors,
     })

@@ -8,6 +8,8 @@ from ninja import Schema
 from pydantic import ConfigDict, Field, field_validator
 
 from core.input_types import Id, Timestamp
+from core.privacy.guard import first_secret
+from core.safe_text import SafeContent, SafeJson, SafeStr
 
 
 class InteractionIn(Schema):
@@ -15,21 +17,22 @@ class InteractionIn(Schema):
 
     model_config = ConfigDict(extra="forbid")
 
-    external_id: str | None = Field(None, min_length=1, max_length=255, description="Idempotency key, unique per workspace")
-    channel: str = Field(min_length=1, max_length=40, pattern=r"^[a-z0-9][a-z0-9_.-]*$", description="matrix, email, slack, cli, …")
-    channel_id: str = Field(min_length=1, max_length=255, description="The sender's handle in that channel")
-    sender_name: str = Field("", max_length=300)
+    external_id: SafeStr | None = Field(None, min_length=1, max_length=255, description="Idempotency key, unique per workspace")
+    channel: SafeStr = Field(min_length=1, max_length=40, pattern=r"^[a-z0-9][a-z0-9_.-]*$", description="matrix, email, slack, cli, …")
+    channel_id: SafeStr = Field(min_length=1, max_length=255, description="The sender's handle in that channel")
+    sender_name: SafeStr = Field("", max_length=300)
     sender_kind: Literal["person", "agent", "service", "organisation"] = "person"
-    thread: str = Field("", max_length=255, description="The client's conversation key")
+    thread: SafeStr = Field("", max_length=255, description="The client's conversation key")
     direction: Literal["inbound", "outbound", "system"] = "inbound"
-    content: str = Field(min_length=1)
+    content: SafeContent = Field(min_length=1)
     occurred_at: Timestamp | None = Field(None, description="When it happened; defaults to now; without a zone, UTC")
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: SafeJson = Field(default_factory=dict)
 
     @field_validator("channel", mode="before")
     @classmethod
     def _lower_channel(cls, value):
-        return value.strip().lower() if isinstance(value, str) else value
+        # A secret is judged as sent: lowercasing must not disguise one (SafeStr then refuses it).
+        return value.strip().lower() if isinstance(value, str) and not first_secret(value) else value
 
     @field_validator("channel_id", "sender_name", "thread", mode="before")
     @classmethod

@@ -29,6 +29,7 @@ from conversations.models import (
 )
 from conversations.summarise import Turn, summarise
 from core import privacy
+from core.privacy.guard import first_secret
 from core.models import ApiKey, Workspace
 from core.providers import ProviderError, get_embedder, get_llm
 from core.services import SYSTEM, Actor, audit_record
@@ -92,12 +93,15 @@ def _privacy_filter(index: int, item: InteractionItem, now: datetime) -> _Prepar
         filtered = privacy.filter_for_storage(item.content)
     except privacy.SecretFound as exc:
         return ItemResult(index=index, status="rejected", external_id=item.external_id, error=_secret_error(exc, "content"))
-    for where, value in (("metadata", json.dumps(item.metadata, ensure_ascii=False)), ("sender_name", item.sender_name),
-                         ("thread", item.thread)):
-        matches = privacy.find_secrets(value) if value else []
-        if matches:
-            return ItemResult(index=index, status="rejected", external_id=item.external_id,
-                              error=_secret_error(privacy.SecretFound(matches[0]), where))
+    for where, value in (("metadata", item.metadata), ("sender_name", item.sender_name), ("thread", item.thread),
+                         ("channel", item.channel), ("channel_id", item.channel_id), ("external_id", item.external_id)):
+        found = first_secret(value)
+        if found:
+            at, match = found
+            # The answer never repeats the refused value, not even as the item's external_id.
+            return ItemResult(index=index, status="rejected",
+                              external_id=None if where == "external_id" else item.external_id,
+                              error=_secret_error(privacy.SecretFound(match), f"{where}.{at}" if at else where))
     if not filtered.text.strip():
         return ItemResult(index=index, status="rejected", external_id=item.external_id, error={
             "code": "empty_content", "field": "content",

@@ -5,16 +5,29 @@ from django.utils import timezone
 
 from core import services
 from core.models import ApiKey, AuditEvent, Membership, Scope, WorkerHeartbeat, Workspace
+from core.safe_text import SecretRefusingForm
 
 
-class MembershipInline(admin.TabularInline):
+class GuardedAdmin(admin.ModelAdmin):
+    """The base of every ModelAdmin: a form that refuses a secret in any text, list or
+    JSON value, since an admin save writes the row without going through the services
+    (tests/core/test_secrets_everywhere.py checks every registered admin)."""
+
+    form = SecretRefusingForm
+
+
+class GuardedInline(admin.TabularInline):
+    form = SecretRefusingForm
+
+
+class MembershipInline(GuardedInline):
     model = Membership
     extra = 0
     autocomplete_fields = ["user"]
 
 
 @admin.register(Workspace)
-class WorkspaceAdmin(admin.ModelAdmin):
+class WorkspaceAdmin(GuardedAdmin):
     list_display = ["name", "slug", "created_at"]
     search_fields = ["name", "slug"]
     prepopulated_fields = {"slug": ["name"]}
@@ -22,14 +35,14 @@ class WorkspaceAdmin(admin.ModelAdmin):
 
 
 @admin.register(Membership)
-class MembershipAdmin(admin.ModelAdmin):
+class MembershipAdmin(GuardedAdmin):
     list_display = ["user", "workspace", "role", "created_at"]
     list_filter = ["role", "workspace"]
     search_fields = ["user__username", "workspace__name"]
     autocomplete_fields = ["user", "workspace"]
 
 
-class ApiKeyCreateForm(forms.ModelForm):
+class ApiKeyCreateForm(SecretRefusingForm):
     """A new key's scopes are ticked, not typed as JSON; what the service would refuse
     (no scope, an expiry in the past) is a form error here, never a server error."""
 
@@ -55,7 +68,7 @@ class ApiKeyCreateForm(forms.ModelForm):
 
 
 @admin.register(ApiKey)
-class ApiKeyAdmin(admin.ModelAdmin):
+class ApiKeyAdmin(GuardedAdmin):
     list_display = ["name", "workspace", "prefix", "scope_list", "created_at", "last_used_at", "expires_at", "revoked_at"]
     list_filter = ["workspace"]
     search_fields = ["name", "prefix"]
@@ -109,7 +122,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
         self.message_user(request, f"Revoked {queryset.count()} key(s).")
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
+class ReadOnlyAdmin(GuardedAdmin):
     """Rows written only by Mnemo's own services (or INSERT-only by trigger): the admin
     shows them, nobody edits them here."""
 

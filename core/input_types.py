@@ -37,7 +37,7 @@ Offset = Annotated[int, Field(ge=0, le=BIGINT_MAX)]
 # `now - timedelta(hours=...)` inside the years datetime can represent.
 Hours = Annotated[float, Field(ge=0, le=24 * 366 * 100)]
 # Text that must say something (a procedure step): not empty, not only whitespace.
-NonBlankStr = Annotated[str, Field(min_length=1, pattern=r"\S")]
+NON_BLANK = Field(min_length=1, pattern=r"\S")
 
 
 def _in_utc(value: datetime) -> datetime:

@@ -6,6 +6,8 @@ from pydantic import Field
 
 from core.input_types import AwareTimestamp
 
+from core.safe_text import SafeStr
+
 
 class HealthOut(Schema):
     status: str
@@ -40,7 +42,7 @@ class StatusOut(Schema):
 
 
 class ApiKeyIn(Schema):
-    name: str = Field(min_length=1, max_length=200)
+    name: SafeStr = Field(min_length=1, max_length=200)
     scopes: list[Literal["read", "write", "admin"]] = Field(min_length=1)
     expires_at: AwareTimestamp | None = None
 

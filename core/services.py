@@ -19,6 +19,7 @@ from django.utils.text import slugify
 
 from core.logging import request_id_var
 from core.models import ApiKey, AuditEvent, Membership, Role, Scope, WorkerHeartbeat, Workspace
+from core.safe_text import refuse_secrets
 
 User = get_user_model()
 
@@ -143,6 +144,7 @@ def api_key_create(
     expires_at: datetime | None = None,
 ) -> tuple[ApiKey, str]:
     """Create a key; returns the row and the plaintext key, which is never stored."""
+    refuse_secrets(name=name)
     scopes = parse_scopes(scopes)
     name = name.strip() or "API key"
     if expires_at is not None and expires_at <= timezone.now():

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from core.admin import ReadOnlyAdmin
+from core.admin import GuardedAdmin, GuardedInline, ReadOnlyAdmin
 from entities.models import (
     DecisionRecord,
     DecisionThought,
@@ -14,7 +14,7 @@ from entities.models import (
 )
 
 
-class IdentityInline(admin.TabularInline):
+class IdentityInline(GuardedInline):
     model = Identity
     extra = 0
     fields = ["channel", "channel_id", "display_name", "confidence", "verified_at"]
@@ -22,7 +22,7 @@ class IdentityInline(admin.TabularInline):
 
 
 @admin.register(Entity)
-class EntityAdmin(admin.ModelAdmin):
+class EntityAdmin(GuardedAdmin):
     list_display = ["name", "kind", "workspace", "status", "confidence", "merged_into", "created_at"]
     list_filter = ["workspace", "kind", "status"]
     search_fields = ["name"]
@@ -35,7 +35,7 @@ class EntityAdmin(admin.ModelAdmin):
 
 
 @admin.register(Identity)
-class IdentityAdmin(admin.ModelAdmin):
+class IdentityAdmin(GuardedAdmin):
     list_display = ["channel", "channel_id", "display_name", "entity", "confidence", "workspace"]
     list_filter = ["workspace", "channel", "confidence"]
     search_fields = ["channel_id", "display_name"]
@@ -52,7 +52,7 @@ class ProfileValueAdmin(ReadOnlyAdmin):
 
 
 @admin.register(Relationship)
-class RelationshipAdmin(admin.ModelAdmin):
+class RelationshipAdmin(GuardedAdmin):
     list_display = ["subject", "predicate", "object", "status", "valid_from", "valid_to", "created_at"]
     list_filter = ["workspace", "predicate", "status"]
     raw_id_fields = ["subject", "object", "supersedes", "evidence"]
@@ -75,14 +75,14 @@ class EntityEvidenceAdmin(ReadOnlyAdmin):
     list_display = ["entity", "interaction", "added_at"]
 
 
-class ThoughtInline(admin.TabularInline):
+class ThoughtInline(GuardedInline):
     model = DecisionThought
     extra = 0
     readonly_fields = ["text", "created_at"]
 
 
 @admin.register(DecisionRecord)
-class DecisionRecordAdmin(admin.ModelAdmin):
+class DecisionRecordAdmin(GuardedAdmin):
     list_display = ["description", "stated_confidence", "outcome", "created_at"]
     list_filter = ["workspace", "outcome"]
     exclude = ["embedding"]

@@ -1,8 +1,9 @@
+from typing import Literal
+
 from django.http import HttpRequest
 from ninja import Query, Router, Status
 from ninja.pagination import paginate
 
-from core.errors import ApiError
 from core.input_types import Id
 from core.services import Actor
 from entities import selectors, services
@@ -218,10 +219,8 @@ def add_relationship(request: HttpRequest, payload: RelationshipIn):
 
 @router.post("/relationships/{relationship_id}/{action}", response=RelationshipOut, auth=require("write"),
              summary="approve (a candidate) or invalidate")
-def decide_relationship(request: HttpRequest, relationship_id: Id, action: str):
-    status = {"approve": "active", "invalidate": "invalid"}.get(action)
-    if status is None:
-        raise ApiError("The action is approve or invalidate.", status=404, code="not_found")
+def decide_relationship(request: HttpRequest, relationship_id: Id, action: Literal["approve", "invalidate"]):
+    status = {"approve": "active", "invalidate": "invalid"}[action]
     rel, actor = selectors.relationship_get(workspace=request.workspace, relationship_id=relationship_id), _actor(request)
     fallback = lambda: services.relationship_set_status(relationship=rel, status=status, actor=actor)  # noqa: E731
     if rel.status == "candidate":

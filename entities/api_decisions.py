@@ -12,6 +12,7 @@ from pydantic import ConfigDict, Field
 from core.errors import ApiError
 from core.input_types import Id
 from core.providers import ProviderError
+from core.safe_text import SafeStr
 from core.services import Actor
 from entities import decisions
 from entities.models import DecisionRecord
@@ -24,21 +25,21 @@ router = Router(tags=["decisions"])
 
 class DecisionIn(Schema):
     model_config = ConfigDict(extra="forbid")
-    description: str = Field(min_length=1, max_length=5000)
-    options: list[str] = Field(default_factory=list, max_length=20)
-    chosen: str = Field("", max_length=5000)
+    description: SafeStr = Field(min_length=1, max_length=5000)
+    options: list[SafeStr] = Field(default_factory=list, max_length=20)
+    chosen: SafeStr = Field("", max_length=5000)
     confidence: float = Field(ge=0, le=1, description="How sure the agent is that this choice will work out")
 
 
 class ThoughtIn(Schema):
     model_config = ConfigDict(extra="forbid")
-    text: str = Field(min_length=1, max_length=10000)
+    text: SafeStr = Field(min_length=1, max_length=10000)
 
 
-class OutcomeIn(Schema):
+class DecisionOutcomeIn(Schema):
     model_config = ConfigDict(extra="forbid")
     outcome: Literal["success", "partial", "failure"]
-    result: str = Field("", max_length=10000, description="What happened")
+    result: SafeStr = Field("", max_length=10000, description="What happened")
 
 
 class DecisionFilter(Schema):
@@ -153,6 +154,6 @@ def add_thought(request: HttpRequest, decision_id: Id, payload: ThoughtIn):
 
 @router.post("/decisions/{decision_id}/outcome", response=DecisionOut, auth=require("write"),
              summary="Review how the decision turned out (once; 409 after)")
-def record_outcome(request: HttpRequest, decision_id: Id, payload: OutcomeIn):
+def record_outcome(request: HttpRequest, decision_id: Id, payload: DecisionOutcomeIn):
     return decisions.decision_record_outcome(decision=_decision(request, decision_id), actor=_actor(request),
                                              **payload.model_dump())

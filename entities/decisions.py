@@ -13,6 +13,7 @@ from pgvector.django import CosineDistance
 from core.errors import Conflict
 from core.models import Workspace
 from core.providers import get_embedder
+from core.safe_text import refuse_secrets
 from core.services import SYSTEM, Actor, audit_record
 from entities.calibration import calibration
 from entities.models import DecisionOutcome, DecisionRecord, DecisionThought
@@ -28,6 +29,7 @@ def decision_record(*, workspace: Workspace, description: str, confidence: float
                     chosen: str = "", actor: Actor = SYSTEM) -> DecisionRecord:
     """A new decision entity and its record. The description's embedding is computed here,
     inside the request, because it is also the query for the similar-decisions answer."""
+    refuse_secrets(description=description, options=options or [], chosen=chosen)
     description = description.strip()
     if not description:
         raise ValidationError({"description": "A decision needs a description."})
@@ -57,6 +59,7 @@ def _decision_save(*, workspace: Workspace, description: str, confidence: float,
 @transaction.atomic
 def decision_add_thought(*, decision: DecisionRecord, text: str, actor: Actor = SYSTEM) -> DecisionThought:
     """Thoughts are append-only: there is no service to edit or delete one."""
+    refuse_secrets(text=text)
     text = text.strip()
     if not text:
         raise ValidationError({"text": "A thought needs text."})
@@ -71,6 +74,7 @@ def decision_record_outcome(*, decision: DecisionRecord, outcome: str, result: s
                             actor: Actor = SYSTEM) -> DecisionRecord:
     """Review how a decision turned out, once: a second review would rewrite the history
     that calibration is computed from."""
+    refuse_secrets(result=result)
     if outcome not in DecisionOutcome.values:
         expected = ", ".join(DecisionOutcome.values)
         raise ValidationError({"outcome": f"Unknown outcome {outcome!r}; expected one of {expected}."})

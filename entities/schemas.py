@@ -11,20 +11,22 @@ from entities.kinds import PREDICATES, all_kinds
 KindName = Literal[tuple(all_kinds())]
 PredicateName = Literal[tuple(PREDICATES)]
 
+from core.safe_text import SafeStr
+
 
 class EntityIn(Schema):
     model_config = ConfigDict(extra="forbid")
     kind: KindName
-    name: str = Field(min_length=1, max_length=300)
-    aliases: list[str] = Field(default_factory=list, max_length=50)
-    description: str = Field("", max_length=5000)
+    name: SafeStr = Field(min_length=1, max_length=300)
+    aliases: list[SafeStr] = Field(default_factory=list, max_length=50)
+    description: SafeStr = Field("", max_length=5000)
 
 
 class EntityPatch(Schema):
     model_config = ConfigDict(extra="forbid")
-    name: str | None = Field(None, min_length=1, max_length=300)
-    aliases: list[str] | None = Field(None, max_length=50)
-    description: str | None = Field(None, max_length=5000)
+    name: SafeStr | None = Field(None, min_length=1, max_length=300)
+    aliases: list[SafeStr] | None = Field(None, max_length=50)
+    description: SafeStr | None = Field(None, max_length=5000)
 
 
 class IdentityOut(Schema):
@@ -85,16 +87,16 @@ class EntityDetailOut(EntityOut):
 
 class IdentityIn(Schema):
     model_config = ConfigDict(extra="forbid")
-    channel: str = Field(min_length=1, max_length=40, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-    channel_id: str = Field(min_length=1, max_length=255)
-    display_name: str = Field("", max_length=300)
+    channel: SafeStr = Field(min_length=1, max_length=40, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    channel_id: SafeStr = Field(min_length=1, max_length=255)
+    display_name: SafeStr = Field("", max_length=300)
     confidence: Literal["confirmed", "suggested", "inferred"] = "confirmed"
 
 
 class ProfileIn(Schema):
     model_config = ConfigDict(extra="forbid")
-    key: str = Field(min_length=1, max_length=80)
-    value: str = Field(min_length=1, max_length=5000)
+    key: SafeStr = Field(min_length=1, max_length=80)
+    value: SafeStr = Field(min_length=1, max_length=5000)
     confidence: float = Field(1.0, ge=0, le=1)
 
 

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from core.admin import ReadOnlyAdmin
+from core.admin import GuardedAdmin, GuardedInline, ReadOnlyAdmin
 from memory.models import (
     Censor,
     Graduation,
@@ -14,7 +14,7 @@ from memory.models import (
 )
 
 
-class EvidenceInline(admin.TabularInline):
+class EvidenceInline(GuardedInline):
     model = MemoryEvidence
     fields = ["interaction", "quote", "start", "end", "created_at"]
     readonly_fields = fields
@@ -70,7 +70,7 @@ class TrustedStateAdmin(ReadOnlyAdmin):
 
 
 @admin.register(TrustPolicy)
-class TrustPolicyAdmin(admin.ModelAdmin):
+class TrustPolicyAdmin(GuardedAdmin):
     list_display = ["workspace", "auto_certainties", "auto_types", "min_confidence", "updated_at"]
 
 

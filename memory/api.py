@@ -8,6 +8,7 @@ from core.errors import ApiError
 from core.input_types import Id
 from core.pagination import PageIn, page
 from core.redaction import redact_answer
+from core.safe_text import SafeStr
 from core.services import Actor
 from memory import selectors, services
 from memory.models import Memory
@@ -328,7 +329,7 @@ def get_working_memory(request: HttpRequest, session: str):
 
 @router.put("/working-memory/{session}", response=WorkingMemoryOut, auth=require("write"),
             summary="Replace a session's focus; overflow is evicted to long-term memory")
-def put_working_memory(request: HttpRequest, session: str, payload: WorkingMemoryIn):
+def put_working_memory(request: HttpRequest, session: SafeStr, payload: WorkingMemoryIn):
     """`evicted` in the answer lists what this call evicted (stored as memories)."""
     items = [services.FocusItem(**i.model_dump()) for i in payload.items]
     row, evicted = services.working_memory_put(workspace=request.workspace, session_key=session, items=items,
@@ -351,7 +352,7 @@ def get_scratchpad(request: HttpRequest, task: str):
 
 @router.put("/scratchpads/{task}", auth=require("write"), summary="Store a task's state (the body is the state)",
             openapi_extra={"requestBody": {"content": {"application/json": {"schema": {}}}, "required": True}})
-def put_scratchpad(request: HttpRequest, task: str, expected_version: int | None = None):
+def put_scratchpad(request: HttpRequest, task: SafeStr, expected_version: int | None = None):
     """The request body is the state, any JSON value, stored exactly as sent. With
     `?expected_version=N` a write based on an older version is a 409."""
     try:
@@ -365,7 +366,7 @@ def put_scratchpad(request: HttpRequest, task: str, expected_version: int | None
 
 @router.post("/scratchpads/{task}/checkpoints", response={201: CheckpointOut}, auth=require("write"),
              summary="Checkpoint the current state")
-def create_checkpoint(request: HttpRequest, task: str, payload: CheckpointIn):
+def create_checkpoint(request: HttpRequest, task: SafeStr, payload: CheckpointIn):
     pad = selectors.scratchpad_get(workspace=request.workspace, task=task)
     return Status(201, services.scratchpad_checkpoint(scratchpad=pad, actor=_actor(request), label=payload.label))
 
@@ -378,7 +379,7 @@ def list_checkpoints(request: HttpRequest, task: str, paging: Query[PageIn]):
 
 
 @router.post("/scratchpads/{task}/restore", auth=require("write"), summary="Go back to a checkpoint")
-def restore_checkpoint(request: HttpRequest, task: str, payload: RestoreIn):
+def restore_checkpoint(request: HttpRequest, task: SafeStr, payload: RestoreIn):
     if (payload.checkpoint_id is None) == (payload.label is None):
         raise ApiError("Give either checkpoint_id or label.", status=422, code="validation_error")
     pad = selectors.scratchpad_get(workspace=request.workspace, task=task)
@@ -407,14 +408,14 @@ def trusted_state_history(request: HttpRequest, key: str):
 
 @router.put("/trusted-state/{key}", response=TrustedStateOut, auth=require("admin"),
             summary="Set a trusted value (admin keys; people use the dashboard)")
-def put_trusted_state(request: HttpRequest, key: str, payload: TrustedStateIn):
+def put_trusted_state(request: HttpRequest, key: SafeStr, payload: TrustedStateIn):
     return _trusted(services.trusted_state_set(workspace=request.workspace, key=key, value=payload.value,
                                                note=payload.note, actor=_actor(request)))
 
 
 @router.delete("/trusted-state/{key}", response=TrustedStateOut, auth=require("admin"),
                summary="Remove a trusted key (a new version marks it removed)")
-def delete_trusted_state(request: HttpRequest, key: str):
+def delete_trusted_state(request: HttpRequest, key: SafeStr):
     return _trusted(services.trusted_state_set(workspace=request.workspace, key=key, value="", delete=True,
                                                actor=_actor(request)))
 

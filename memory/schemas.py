@@ -1,10 +1,11 @@
 from datetime import date, datetime
-from typing import Literal
+from typing import Annotated, Literal
 
 from ninja import Schema
 from pydantic import ConfigDict, Field
 
-from core.input_types import Id, NonBlankStr, Timestamp
+from core.input_types import NON_BLANK, Id, Timestamp
+from core.safe_text import SafeContent, SafeStr
 
 MemoryTypeName = Literal["identity", "preference", "episodic", "fact", "procedure", "censor"]
 CertaintyName = Literal["verbatim", "extracted", "inferred", "consolidated"]
@@ -13,18 +14,18 @@ StatusName = Literal["candidate", "active", "superseded", "invalid", "graduated"
 
 class ProcedureIn(Schema):
     model_config = ConfigDict(extra="forbid")
-    name: str = Field(min_length=1, max_length=300)
-    steps: list[NonBlankStr] = Field(min_length=1, max_length=50)
-    goals: list[str] = Field(default_factory=list, max_length=50)
-    tools: list[str] = Field(default_factory=list, max_length=50)
-    notes: list[str] = Field(default_factory=list, max_length=50)
-    domain: str = Field("", max_length=100)
+    name: SafeContent = Field(min_length=1, max_length=300)
+    steps: list[Annotated[SafeContent, NON_BLANK]] = Field(min_length=1, max_length=50)
+    goals: list[SafeContent] = Field(default_factory=list, max_length=50)
+    tools: list[SafeContent] = Field(default_factory=list, max_length=50)
+    notes: list[SafeContent] = Field(default_factory=list, max_length=50)
+    domain: SafeStr = Field("", max_length=100)
 
 
 class CensorIn(Schema):
     model_config = ConfigDict(extra="forbid")
-    trigger: str = Field(min_length=1, max_length=1000)
-    reason: str = Field("", max_length=2000)
+    trigger: SafeContent = Field(min_length=1, max_length=1000)
+    reason: SafeContent = Field("", max_length=2000)
     action: Literal["warn", "block"] = "warn"
     escalation_threshold: int = Field(3, ge=1, le=1000)
 
@@ -33,16 +34,16 @@ class MemoryIn(Schema):
     """An agent's "remember this". Certainty defaults to verbatim: the agent was told."""
 
     model_config = ConfigDict(extra="forbid")
-    text: str = Field("", max_length=4000, description="Optional for procedures and censors (rendered from them).")
+    text: SafeContent = Field("", max_length=4000, description="Optional for procedures and censors (rendered from them).")
     type: MemoryTypeName = "fact"
     certainty: CertaintyName = "verbatim"
     confidence: float = Field(1.0, ge=0, le=1)
     importance: float = Field(0.5, ge=0, le=1)
     entity: Id | None = Field(None, description="The entity the memory is about.")
     interaction: Id | None = Field(None, description="An interaction that is its evidence.")
-    quote: str = Field("", max_length=2000)
-    attribute: str = Field("", max_length=120)
-    value: str = Field("", max_length=300)
+    quote: SafeStr = Field("", max_length=2000)
+    attribute: SafeStr = Field("", max_length=120)
+    value: SafeStr = Field("", max_length=300)
     polarity: Literal[1, -1] = 1
     occurred_at: Timestamp | None = Field(None, description="Without a zone, UTC")
     procedure: ProcedureIn | None = None
@@ -51,17 +52,17 @@ class MemoryIn(Schema):
 
 class MemoryPatch(Schema):
     model_config = ConfigDict(extra="forbid")
-    text: str | None = Field(None, min_length=1, max_length=4000)
+    text: SafeContent | None = Field(None, min_length=1, max_length=4000)
     type: MemoryTypeName | None = None
     confidence: float | None = Field(None, ge=0, le=1)
     importance: float | None = Field(None, ge=0, le=1)
     entity: Id | None = None
-    note: str = Field("", max_length=2000)
+    note: SafeStr = Field("", max_length=2000)
 
 
 class ReasonIn(Schema):
     model_config = ConfigDict(extra="forbid")
-    reason: str = Field("", max_length=2000)
+    reason: SafeStr = Field("", max_length=2000)
 
 
 class MemoryFilter(Schema):
@@ -184,7 +185,7 @@ class GraduationOut(Schema):
 
 class TaskIn(Schema):
     model_config = ConfigDict(extra="forbid")
-    task: str = Field(min_length=1, max_length=2000)
+    task: SafeStr = Field(min_length=1, max_length=2000)
     limit: int = Field(5, ge=1, le=50)
 
 
@@ -207,12 +208,12 @@ class ProcedureMatchOut(Schema):
 class OutcomeIn(Schema):
     model_config = ConfigDict(extra="forbid")
     outcome: Literal["success", "failure"]
-    note: str = Field("", max_length=2000)
+    note: SafeStr = Field("", max_length=2000)
 
 
 class ActionIn(Schema):
     model_config = ConfigDict(extra="forbid")
-    action: str = Field(min_length=1, max_length=2000)
+    action: SafeStr = Field(min_length=1, max_length=2000)
 
 
 class CensorMatchOut(Schema):
@@ -234,15 +235,15 @@ class CensorCheckOut(Schema):
 
 class FalsePositiveIn(Schema):
     model_config = ConfigDict(extra="forbid")
-    note: str = Field("", max_length=2000)
+    note: SafeStr = Field("", max_length=2000)
 
 
 class FocusItemIn(Schema):
     model_config = ConfigDict(extra="forbid")
-    content: str = Field(min_length=1, max_length=4000)
+    content: SafeContent = Field(min_length=1, max_length=4000)
     attention: float = Field(0.5, ge=0, le=1)
-    key: str = Field("", max_length=200)
-    kind: str = Field("", max_length=40)
+    key: SafeStr = Field("", max_length=200)
+    kind: SafeStr = Field("", max_length=40)
     memory_id: Id | None = None
 
 
@@ -250,7 +251,7 @@ class WorkingMemoryIn(Schema):
     model_config = ConfigDict(extra="forbid")
     items: list[FocusItemIn] = Field(max_length=200)
     capacity: int | None = Field(None, ge=1, le=50)
-    task: str | None = Field(None, max_length=2000)
+    task: SafeContent | None = Field(None, max_length=2000)
 
 
 class FocusItemOut(Schema):
@@ -275,13 +276,13 @@ class WorkingMemoryOut(Schema):
 
 class CheckpointIn(Schema):
     model_config = ConfigDict(extra="forbid")
-    label: str = Field("", max_length=200)
+    label: SafeStr = Field("", max_length=200)
 
 
 class RestoreIn(Schema):
     model_config = ConfigDict(extra="forbid")
     checkpoint_id: Id | None = None
-    label: str | None = Field(None, max_length=200)
+    label: SafeStr | None = Field(None, max_length=200)
 
 
 class CheckpointOut(Schema):
@@ -293,8 +294,8 @@ class CheckpointOut(Schema):
 
 class TrustedStateIn(Schema):
     model_config = ConfigDict(extra="forbid")
-    value: str = Field(min_length=1, max_length=4000)
-    note: str = Field("", max_length=2000)
+    value: SafeContent = Field(min_length=1, max_length=4000)
+    note: SafeStr = Field("", max_length=2000)
 
 
 class TrustedStateOut(Schema):

@@ -24,6 +24,7 @@ from memory.api import router as memory_router
 from context.api import router as context_router
 from review.api import router as review_router
 from core.errors import ApiError, error_response
+from core.safe_text import SECRET_CODE, SecretRefused
 from core.providers.base import ProviderError
 from core.logging import request_id_var
 from core.ratelimit import RateLimited
@@ -155,13 +156,38 @@ def _forbidden(request: HttpRequest, exc: PermissionDenied) -> HttpResponse:
     return error_response(403, "forbidden", str(exc) or "Not allowed.")
 
 
+def _field_name(err: dict) -> str:
+    """`aliases[1]` for loc ("body", "payload", "aliases", 1): the request part and the
+    endpoint's parameter name are left out; `at` is where inside a JSON value."""
+    loc = list(err.get("loc", []))[1:]
+    if err.get("loc", [None])[0] == "body" and len(loc) > 1:
+        loc = loc[1:]
+    name = ""
+    for part in loc:
+        name += f"[{part}]" if isinstance(part, int) else (f".{part}" if name else str(part))
+    at = (err.get("ctx") or {}).get("at")
+    if at:
+        name += at if at.startswith("[") else f".{at}"
+    return name
+
+
 @api.exception_handler(NinjaValidationError)
 def _invalid(request: HttpRequest, exc: NinjaValidationError) -> HttpResponse:
     errors = [
         {"loc": list(err.get("loc", [])), "msg": err.get("msg", ""), "type": err.get("type", "")}
         for err in exc.errors
     ]
+    secret = next((err for err in exc.errors if err.get("type") == SECRET_CODE), None)
+    if secret is not None:
+        field, rule = _field_name(secret), secret["ctx"]["rule"]
+        return error_response(422, SECRET_CODE, f"{field} {secret['msg']}",
+                              {"field": field, "rule": rule, "errors": errors})
     return error_response(422, "validation_error", "The request did not validate.", {"errors": errors})
+
+
+@api.exception_handler(SecretRefused)
+def _secret_refused(request: HttpRequest, exc: SecretRefused) -> HttpResponse:
+    return error_response(422, SECRET_CODE, "; ".join(exc.messages), {"field": exc.field, "rule": exc.rule})
 
 
 @api.exception_handler(DjangoValidationError)

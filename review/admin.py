@@ -1,10 +1,11 @@
 from django.contrib import admin
 
+from core.admin import GuardedAdmin
 from review.models import ReviewItem
 
 
 @admin.register(ReviewItem)
-class ReviewItemAdmin(admin.ModelAdmin):
+class ReviewItemAdmin(GuardedAdmin):
     """Read-only: decisions go through the queue (review.services), which calls the owners'
     handlers and writes the audit log."""
 

@@ -5,6 +5,7 @@ from ninja import Schema
 from pydantic import ConfigDict, Field
 
 from core.input_types import Hours, Id
+from core.safe_text import SafeContent, SafeStr
 
 KindName = Literal["memory", "conflict", "graduation", "low_effectiveness", "entity", "relationship", "profile_value",
                    "identity_link"]
@@ -57,20 +58,20 @@ class PromoteIn(Schema):
     `merge_into` it is folded into that existing item of its kind instead."""
 
     model_config = ConfigDict(extra="forbid")
-    note: str = Field("", max_length=2000)
-    changes: dict[str, str] | None = Field(None, description="Fields to change before approving (the kind says which).")
+    note: SafeStr = Field("", max_length=2000)
+    changes: dict[str, SafeContent] | None = Field(None, description="Fields to change before approving (the kind says which).")
     merge_into: Id | None = Field(None, description="Id of an existing memory or entity to merge this one into.")
 
 
 class RejectIn(Schema):
     model_config = ConfigDict(extra="forbid")
-    note: str = Field("", max_length=2000)
+    note: SafeStr = Field("", max_length=2000)
 
 
 class BulkIn(Schema):
     model_config = ConfigDict(extra="forbid")
     ids: list[Id] = Field(min_length=1, max_length=1000)
-    note: str = Field("", max_length=2000)
+    note: SafeStr = Field("", max_length=2000)
 
 
 class SkippedOut(Schema):

@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from core import privacy
 from core.errors import ApiError, Conflict
+from core.safe_text import refuse_secrets
 from core.services import SYSTEM, Actor, audit_record, audit_record_many
 from review.models import Decision, ReviewItem, ReviewStatus
 from review.registry import Gone, kind_get
@@ -186,6 +187,7 @@ def review_decide(*, item: ReviewItem, actor: Actor, action: str, note: str = ""
                   merge_into: int | None = None) -> ReviewItem:
     """Decide one pending item. Raises Conflict (409) naming who decided it when it is not
     pending, or when its target changed outside the queue (the item is withdrawn then)."""
+    refuse_secrets(note=note)
     gone = None
     with transaction.atomic():
         item = ReviewItem.objects.select_for_update(of=("self",)).select_related("decided_by", "workspace").get(pk=item.pk)
@@ -216,6 +218,7 @@ def review_decide_many(*, workspace_id: int, item_ids: list[int], actor: Actor, 
     decision fails — are reported as skipped with the reason, the others are decided. Kinds
     with a set-based handler decide their targets in a few statements; the rest one by one,
     each atomic on its own (a savepoint). The whole call is one transaction."""
+    refuse_secrets(note=note)
     from core.errors import NotFound
 
     if action not in ("approve", "reject"):

@@ -6,6 +6,7 @@ from django.utils import timezone
 
 from core.errors import Conflict
 from core.models import Workspace
+from core.safe_text import refuse_secrets
 from core.services import SYSTEM, Actor, audit_record, audit_record_many
 from entities.kinds import all_kinds
 from entities.models import Entity, EntityStatus
@@ -24,6 +25,7 @@ def _clean_aliases(aliases, name: str) -> list[str]:
 @transaction.atomic
 def entity_create(*, workspace: Workspace, kind: str, name: str, actor: Actor = SYSTEM, aliases=None,
                   description: str = "", status: str = EntityStatus.ACTIVE, confidence: float = 1.0) -> Entity:
+    refuse_secrets(kind=kind, name=name, aliases=aliases or [], description=description)
     name = name.strip()
     if not name:
         raise ValidationError({"name": "An entity needs a name."})
@@ -42,6 +44,7 @@ def entity_create(*, workspace: Workspace, kind: str, name: str, actor: Actor = 
 @transaction.atomic
 def entity_update(*, entity: Entity, actor: Actor = SYSTEM, name: str | None = None, aliases=None,
                   description: str | None = None) -> Entity:
+    refuse_secrets(name=name or "", aliases=aliases or [], description=description or "")
     entity = Entity.objects.select_for_update().get(pk=entity.pk)
     changed = []
     if name is not None:
@@ -106,11 +109,13 @@ def _entity_decide(entity: Entity, *, actor: Actor, note: str, approve: bool) ->
 
 @transaction.atomic
 def entity_approve(*, entity: Entity, actor: Actor, note: str = "") -> Entity:
+    refuse_secrets(note=note)
     return _entity_decide(entity, actor=actor, note=note, approve=True)
 
 
 @transaction.atomic
 def entity_reject(*, entity: Entity, actor: Actor, note: str = "") -> Entity:
+    refuse_secrets(note=note)
     return _entity_decide(entity, actor=actor, note=note, approve=False)
 
 
@@ -119,6 +124,7 @@ def entities_decide(*, workspace: Workspace, entity_ids: list[int], actor: Actor
                     note: str = "") -> list[int]:
     """Approve (or reject) many candidate entities at once (bulk review); returns the ids
     decided — the others were no candidates any more."""
+    refuse_secrets(note=note)
     rows = list(Entity.objects.select_for_update().filter(
         workspace=workspace, pk__in=entity_ids, status=EntityStatus.CANDIDATE, merged_into__isnull=True)
         .only("id").order_by("id"))

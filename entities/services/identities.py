@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from core.errors import Conflict
 from core.models import Workspace
+from core.safe_text import refuse_secrets
 from core.services import SYSTEM, Actor, audit_record
 from entities.kinds import is_who_kind
 from entities.models import Entity, Identity, IdentityConfidence, LinkSuggestion, SuggestionStatus
@@ -55,6 +56,7 @@ def identity_link(*, entity: Entity, channel: str, channel_id: str, actor: Actor
                   confidence: str = IdentityConfidence.CONFIRMED) -> Identity:
     """Give `entity` the handle (channel, channel_id). A handle belongs to one entity: if
     another owns it, that is a 409 naming the owner (relinking is unlink, then link)."""
+    refuse_secrets(channel=channel, channel_id=channel_id, display_name=display_name)
     channel, channel_id = channel.strip().lower(), channel_id.strip()
     if not channel or not channel_id:
         raise ValidationError({"channel_id": "A channel and a handle are required."})

@@ -8,6 +8,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from core.errors import Conflict
+from core.safe_text import refuse_secrets
 from core.services import SYSTEM, Actor, audit_record
 from entities.models import Entity, ProfileStatus, ProfileValue
 
@@ -20,6 +21,7 @@ def _current(entity: Entity, key: str) -> ProfileValue | None:
 
 
 def _check(key: str, value: str, confidence: float) -> tuple[str, str]:
+    refuse_secrets(key=key, value=value)
     key, value = key.strip().lower(), value.strip()
     if not key or len(key) > MAX_KEY or not key.replace("_", "").isalnum():
         raise ValidationError({"key": "A profile key is a short snake_case word, e.g. employer or timezone."})

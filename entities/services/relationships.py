@@ -10,12 +10,14 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.errors import Conflict
+from core.safe_text import refuse_secrets
 from core.services import SYSTEM, Actor, audit_record
 from entities.kinds import PREDICATES, is_functional
 from entities.models import Entity, Relationship, RelationshipStatus
 
 
 def _validate(subject: Entity, predicate: str, obj: Entity, valid_from, valid_to, confidence: float) -> None:
+    refuse_secrets(predicate=predicate)
     if predicate not in PREDICATES:
         raise ValidationError({"predicate": f"Unknown predicate {predicate!r}; known: {', '.join(PREDICATES)}."})
     if subject.pk == obj.pk:

@@ -18,6 +18,7 @@ from django.utils import timezone
 from conversations.summarise import Turn
 from core.errors import ApiError
 from core.providers import ProviderError, get_embedder, get_llm
+from core.safe_text import SecretRefused
 from memory.extraction import MemoryCandidate, episode, extract
 from memory.models import EpisodeCursor, MemoryType
 from memory.services.graduation import graduation_check_extractor
@@ -137,10 +138,11 @@ def _store(pending: _Pending, workspace_id: int, embedding, dedup_near: bool = T
             else:
                 memory_store(workspace_id=workspace_id, draft=pending.draft, embedding=embedding,
                              dedup_near=dedup_near)
-    except ApiError as exc:
+    except (ApiError, SecretRefused) as exc:
         # A memory text can only fail the privacy filter if the rule quoted past what the
         # log stored; skip that one memory, keep the rest of the batch.
-        logger.warning("memory skipped", extra={"error": exc.message, "rule": pending.draft.rule})
+        message = exc.message if isinstance(exc, ApiError) else "; ".join(exc.messages)
+        logger.warning("memory skipped", extra={"error": message, "rule": pending.draft.rule})
 
 
 def interactions_extract_memories(interactions: Sequence) -> None:

@@ -16,6 +16,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from core.errors import Conflict
+from core.safe_text import refuse_secrets
 from core.services import SYSTEM, Actor, audit_record
 from memory import rules
 from memory.models import OPEN_STATUSES, Graduation, GraduationSignal, GraduationStatus, Memory, MemoryStatus, MemoryType
@@ -129,6 +130,7 @@ def graduation_accept(*, graduation: Graduation, actor: Actor) -> Graduation:
 
 @transaction.atomic
 def graduation_reject(*, graduation: Graduation, actor: Actor, note: str = "") -> Graduation:
+    refuse_secrets(note=note)
     graduation = Graduation.objects.select_for_update().get(pk=graduation.pk)
     if graduation.status != GraduationStatus.PENDING:
         raise _decided(graduation)

@@ -31,6 +31,7 @@ from context.concepts import concepts as text_concepts
 from core import privacy
 from core.errors import ApiError, Conflict, NotFound
 from core.models import Workspace
+from core.safe_text import refuse_secrets
 from core.services import SYSTEM, Actor, audit_record, audit_record_many
 from memory import rules
 from memory.models import (
@@ -171,6 +172,8 @@ def _validate(draft: Draft) -> None:
             raise ValidationError({name: f"{name.capitalize()} lies between 0 and 1."})
     if draft.polarity not in (1, -1):
         raise ValidationError({"polarity": "Polarity is 1 or -1."})
+    refuse_secrets(attribute=draft.attribute, value=draft.value,
+                   quotes=[evidence.quote for evidence in draft.evidence if evidence.quote])
     draft.text = clean_text(draft.text)
 
 
@@ -375,6 +378,7 @@ def _decided_conflict(memory: Memory) -> Conflict:
 @transaction.atomic
 def memory_approve(*, memory: Memory, actor: Actor, note: str = "") -> Memory:
     """A candidate becomes active; when it contradicted an active memory it supersedes it."""
+    refuse_secrets(note=note)
     memory = _locked(memory)
     if memory.status != MemoryStatus.CANDIDATE:
         raise _decided_conflict(memory)
@@ -404,6 +408,7 @@ def memories_decide(*, workspace: Workspace, memory_ids: list[int], actor: Actor
     memory_approve / memory_reject for bulk review. Contradictions are not decided here
     (approving one supersedes another memory: memory_approve does that one by one).
     Returns the ids decided; the others were not plain candidates any more."""
+    refuse_secrets(note=note)
     rows = list(Memory.objects.select_for_update().filter(
         workspace=workspace, pk__in=memory_ids, status=MemoryStatus.CANDIDATE, conflicts_with__isnull=True)
         .only("id", "rule", "source", "prompt_version").order_by("id"))
@@ -421,6 +426,7 @@ def memories_decide(*, workspace: Workspace, memory_ids: list[int], actor: Actor
 
 @transaction.atomic
 def memory_reject(*, memory: Memory, actor: Actor, note: str = "") -> Memory:
+    refuse_secrets(note=note)
     memory = _locked(memory)
     if memory.status != MemoryStatus.CANDIDATE:
         raise _decided_conflict(memory)
@@ -435,6 +441,7 @@ def memory_reject(*, memory: Memory, actor: Actor, note: str = "") -> Memory:
 @transaction.atomic
 def memory_invalidate(*, memory: Memory, actor: Actor, reason: str = "") -> Memory:
     """A memory proven wrong: kept, marked invalid, served no more."""
+    refuse_secrets(reason=reason)
     memory = _locked(memory)
     if memory.status not in OPEN_STATUSES:
         raise _decided_conflict(memory)
@@ -460,6 +467,7 @@ def _withdraw_review(memory: Memory, reason: str, actor: Actor = SYSTEM) -> None
 def memory_revise(*, memory: Memory, actor: Actor, note: str = "", **changes) -> Memory:
     """An edit made outside the review queue (the memory API or page): when it was a
     candidate, the new version takes its place in the queue."""
+    refuse_secrets(note=note)
     was_candidate = memory.status == MemoryStatus.CANDIDATE
     new = memory_edit(memory=memory, actor=actor, note=note, **changes)
     if was_candidate:
@@ -475,6 +483,7 @@ def memory_revise(*, memory: Memory, actor: Actor, note: str = "", **changes) ->
 def memory_merge(*, memory: Memory, into: Memory, actor: Actor, note: str = "") -> Memory:
     """A candidate says what an existing memory says: the existing one is reinforced with
     the candidate's evidence, the candidate is archived pointing at it."""
+    refuse_secrets(note=note)
     memory = _locked(memory)
     if memory.status != MemoryStatus.CANDIDATE:
         raise _decided_conflict(memory)
@@ -501,6 +510,7 @@ def memory_keep_both(*, memory: Memory, actor: Actor, note: str = "", boundary=N
     """A contradiction where both were true at different times (seed 004's validity
     periods): the old memory held until `boundary`, the candidate from then on. Both stay
     active; nothing is superseded. `boundary` defaults to when the new one was said."""
+    refuse_secrets(note=note)
     memory = _locked(memory)
     if memory.status != MemoryStatus.CANDIDATE or not memory.conflicts_with_id:
         raise ValidationError({"action": "Only a pending contradiction can keep both sides."})
@@ -526,6 +536,7 @@ EDITABLE = ("text", "type", "confidence", "importance", "subject_id")
 def memory_edit(*, memory: Memory, actor: Actor, note: str = "", **changes) -> Memory:
     """An edit is a new version that supersedes the old one (which stays, superseded),
     carrying its evidence and counters."""
+    refuse_secrets(note=note)
     unknown = set(changes) - set(EDITABLE)
     if unknown:
         raise ValidationError({sorted(unknown)[0]: "This field cannot be edited."})

@@ -18,6 +18,7 @@ from django.utils import timezone
 from pgvector.django import CosineDistance
 
 from core.providers import get_embedder
+from core.safe_text import refuse_secrets
 from core.services import SYSTEM, Actor, audit_record
 from memory.models import Censor, CensorAction, Memory, MemoryStatus, MemoryType, Procedure
 from memory.services.memories import Draft, Stored, clean_text, memory_store
@@ -90,6 +91,7 @@ OUTCOMES = ("success", "failure")
 
 @transaction.atomic
 def procedure_outcome(*, procedure: Procedure, outcome: str, actor: Actor, note: str = "") -> Procedure:
+    refuse_secrets(note=note)
     if outcome not in OUTCOMES:
         raise ValidationError({"outcome": f"An outcome is one of {', '.join(OUTCOMES)}."})
     procedure = Procedure.objects.select_for_update().select_related("memory").get(pk=procedure.pk)
@@ -194,6 +196,7 @@ def censors_check(*, workspace_id: int, action: str, actor: Actor = SYSTEM) -> l
 def censor_false_positive(*, censor: Censor, actor: Actor, note: str = "") -> Censor:
     """A match that should not have fired. An escalated censor whose remaining activations
     fall below its threshold goes back to warning."""
+    refuse_secrets(note=note)
     censor = Censor.objects.select_for_update().select_related("memory").get(pk=censor.pk)
     if censor.false_positive_count >= censor.activation_count:
         raise ValidationError({"censor": "Every activation of this censor is already reported as a false positive."})

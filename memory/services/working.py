@@ -19,6 +19,7 @@ from django.utils import timezone
 from core import privacy
 from core.errors import Conflict, NotFound
 from core.models import Workspace
+from core.safe_text import refuse_secrets
 from core.services import Actor, audit_record
 from memory.models import (
     Memory,
@@ -68,6 +69,7 @@ def working_memory_put(*, workspace: Workspace, session_key: str, items: list[Fo
     """Replace the session's focus with `items`. Items left out, and the lowest-attention
     ones past capacity, are evicted to long-term memory. Returns the session and the
     items evicted by this call."""
+    refuse_secrets(session=session_key, **{f"items[{i}]": {"key": item.key, "kind": item.kind} for i, item in enumerate(items)})
     session_key = session_key.strip()
     if not session_key or len(session_key) > 200:
         raise ValidationError({"session": "A session key is 1–200 characters."})
@@ -134,6 +136,7 @@ def _check_state(raw: str) -> None:
 
 
 def _task_key(task: str) -> str:
+    refuse_secrets(task=task)
     task = task.strip()
     if not task or len(task) > 200:
         raise ValidationError({"task": "A task key is 1–200 characters."})
@@ -161,6 +164,7 @@ def scratchpad_put(*, workspace: Workspace, task: str, raw_state: str, actor: Ac
 
 @transaction.atomic
 def scratchpad_checkpoint(*, scratchpad: Scratchpad, actor: Actor, label: str = "") -> ScratchpadCheckpoint:
+    refuse_secrets(label=label)
     label = label.strip()[:200]
     checkpoint = ScratchpadCheckpoint.objects.create(scratchpad=scratchpad, label=label, state=scratchpad.state,
                                                      version=scratchpad.version)
@@ -191,6 +195,7 @@ def _current_trusted(workspace: Workspace, key: str) -> TrustedState | None:
 def trusted_state_set(*, workspace: Workspace, key: str, value: str, actor: Actor, note: str = "",
                       delete: bool = False) -> TrustedState:
     """A new version of `key` (or its removal); setting the value it has changes nothing."""
+    refuse_secrets(key=key, note=note)
     key = key.strip()
     if not key or len(key) > 120:
         raise ValidationError({"key": "A key is 1–120 characters."})

@@ -87,7 +87,7 @@ def test_a_secret_is_refused_naming_the_rule_and_nothing_is_stored(api):
 
 def test_a_secret_in_metadata_is_refused_too(api):
     error = assert_error(api.post("/interactions", msg(metadata={"headers": {"auth": FAKE_GITHUB}})), 422, "secret_detected")
-    assert error["details"]["field"] == "metadata"
+    assert error["details"]["field"] == "metadata.headers.auth"  # where inside the JSON
     assert counts() == (0, 0, 0, 0)
 
 

@@ -138,7 +138,7 @@ def test_an_edit_into_nothing_or_a_secret_is_refused_and_changes_nothing(api, ta
     assert_error(api.post(f"/candidates/{item.pk}/promote", {"changes": {"text": "   "}}), 422, "validation_error")
     error = assert_error(api.post(f"/candidates/{item.pk}/promote",
                                   {"changes": {"text": "key AKIAIOSFODNN7EXAMPLE"}}), 422, "secret_detected")
-    assert error["details"]["field"] == "text"
+    assert error["details"]["field"] == "changes.text"
     assert_error(api.post(f"/candidates/{item.pk}/promote", {"changes": {"importance": "1"}}), 422)
     rel = factories.item_for("relationship", targets["relationship"])
     assert_error(api.post(f"/candidates/{rel.pk}/promote", {"changes": {"predicate": "knows"}}), 422)
