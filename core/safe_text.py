@@ -45,7 +45,9 @@ def _refuse_in_schema(value: Any, *, private_allowed: bool) -> Any:
 
 
 SafeStr = Annotated[str, AfterValidator(partial(_refuse_in_schema, private_allowed=False))]
-SafeContent = Annotated[str, AfterValidator(partial(_refuse_in_schema, private_allowed=True))]
+# The check alone, for a type that adds constraints of its own before it (procedure steps).
+CONTENT_GUARD = AfterValidator(partial(_refuse_in_schema, private_allowed=True))
+SafeContent = Annotated[str, CONTENT_GUARD]
 SafeJson = Annotated[dict[str, Any], AfterValidator(partial(_refuse_in_schema, private_allowed=False))]
 
 

@@ -5,7 +5,7 @@ from ninja import Schema
 from pydantic import ConfigDict, Field
 
 from core.input_types import NON_BLANK, Id, Timestamp
-from core.safe_text import SafeContent, SafeStr
+from core.safe_text import CONTENT_GUARD, SafeContent, SafeStr
 
 MemoryTypeName = Literal["identity", "preference", "episodic", "fact", "procedure", "censor"]
 CertaintyName = Literal["verbatim", "extracted", "inferred", "consolidated"]
@@ -15,7 +15,7 @@ StatusName = Literal["candidate", "active", "superseded", "invalid", "graduated"
 class ProcedureIn(Schema):
     model_config = ConfigDict(extra="forbid")
     name: SafeContent = Field(min_length=1, max_length=300)
-    steps: list[Annotated[SafeContent, NON_BLANK]] = Field(min_length=1, max_length=50)
+    steps: list[Annotated[str, NON_BLANK, CONTENT_GUARD]] = Field(min_length=1, max_length=50)
     goals: list[SafeContent] = Field(default_factory=list, max_length=50)
     tools: list[SafeContent] = Field(default_factory=list, max_length=50)
     notes: list[SafeContent] = Field(default_factory=list, max_length=50)
