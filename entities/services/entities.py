@@ -42,7 +42,7 @@ def entity_create(*, workspace: Workspace, kind: str, name: str, actor: Actor = 
 @transaction.atomic
 def entity_update(*, entity: Entity, actor: Actor = SYSTEM, name: str | None = None, aliases=None,
                   description: str | None = None) -> Entity:
-    entity = Entity.objects.select_for_update().get(pk=entity.pk)
+    entity = Entity.objects.select_for_update(no_key=True).get(pk=entity.pk)
     changed = []
     if name is not None:
         name = name.strip()
@@ -93,7 +93,7 @@ def entity_propose(*, workspace_id: int, kind: str, name: str, evidence_ids=(), 
 
 
 def _entity_decide(entity: Entity, *, actor: Actor, note: str, approve: bool) -> Entity:
-    entity = Entity.objects.select_for_update().get(pk=entity.pk)
+    entity = Entity.objects.select_for_update(no_key=True).get(pk=entity.pk)
     if entity.status != EntityStatus.CANDIDATE or entity.merged_into_id:
         raise Conflict(f"Entity {entity.pk} is {entity.status}; only a candidate can be approved or rejected.")
     entity.status = EntityStatus.ACTIVE if approve else EntityStatus.INVALID
@@ -119,7 +119,7 @@ def entities_decide(*, workspace: Workspace, entity_ids: list[int], actor: Actor
                     note: str = "") -> list[int]:
     """Approve (or reject) many candidate entities at once (bulk review); returns the ids
     decided — the others were no candidates any more."""
-    rows = list(Entity.objects.select_for_update().filter(
+    rows = list(Entity.objects.select_for_update(no_key=True).filter(
         workspace=workspace, pk__in=entity_ids, status=EntityStatus.CANDIDATE, merged_into__isnull=True)
         .only("id").order_by("id"))
     if not rows:
