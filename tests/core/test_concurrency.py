@@ -13,16 +13,18 @@ from pathlib import Path
 
 import pytest
 from celery.contrib.testing.worker import start_worker
-from django.db import connection, connections
+import psycopg.errors
+from django.db import OperationalError, connection, connections, transaction
 
+from core import concurrency
 from conversations.models import Interaction, InteractionBacklog, InteractionIndex
 from entities.models import DecisionRecord, Entity
 from memory.models import Memory
 from mnemo.celery import app
 from review.models import ReviewItem
-from tests.helpers import ApiClient, wait_for
+from tests.helpers import ApiClient, assert_error, wait_for
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.celery_worker]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 ROUNDS = 12
 # Messages the extractors turn into candidates (profile values, relationships to a shared
@@ -175,6 +177,7 @@ def _erasures(api: ApiClient, admin: ApiClient, run: _Run):
             run.record("erase", admin.post(f"/entities/{entity_id}/erase"))
 
 
+@pytest.mark.celery_worker
 @pytest.mark.parametrize("broker", ["filesystem"], indirect=True)
 def test_mixed_concurrent_writes_answer_no_5xx_deadlock_nothing_and_lose_nothing(workspace, make_key, broker):
     _, key = make_key(workspace, scopes="read,write")
@@ -225,3 +228,85 @@ def test_mixed_concurrent_writes_answer_no_5xx_deadlock_nothing_and_lose_nothing
     # No review item points at a memory that is gone.
     memory_items = ReviewItem.objects.filter(kind__in=["memory", "conflict"], status="pending")
     assert not memory_items.exclude(target_id__in=Memory.objects.values_list("pk", flat=True)).exists()
+
+
+def test_a_real_deadlock_victim_is_retried_and_both_writers_finish(workspace):
+    # Two transactions lock two rows in opposite orders: PostgreSQL aborts one of them as
+    # the deadlock's victim, and retry_on_conflict runs that one again from the start.
+    first, second = (Entity.objects.create(workspace=workspace, kind="person", name=n) for n in ("A", "B"))
+    both_hold_one = threading.Barrier(2)
+    attempts = Counter()
+
+    @concurrency.retry_on_conflict
+    @transaction.atomic
+    def rename(name: str, order: list[int]) -> None:
+        attempts[name] += 1
+        Entity.objects.select_for_update().get(pk=order[0])
+        if attempts[name] == 1:
+            both_hold_one.wait(timeout=30)
+        Entity.objects.select_for_update().get(pk=order[1])
+        Entity.objects.filter(pk__in=order).update(description=name)
+
+    with ThreadPoolExecutor(2) as pool:
+        jobs = [pool.submit(_close_connection(rename), "ab", [first.pk, second.pk]),
+                pool.submit(_close_connection(rename), "ba", [second.pk, first.pk])]
+        for job in jobs:
+            job.result()
+    assert sorted(attempts.values()) == [1, 2]
+    assert Entity.objects.get(pk=first.pk).description == Entity.objects.get(pk=second.pk).description
+
+
+def _deadlock() -> OperationalError:
+    try:
+        raise psycopg.errors.DeadlockDetected("deadlock detected")
+    except psycopg.errors.DeadlockDetected as cause:
+        error = OperationalError("deadlock detected")
+        error.__cause__ = cause
+        return error
+
+
+def test_a_conflict_that_outlasts_the_retries_is_a_503_with_retry_after_and_stores_nothing(api, monkeypatch):
+    from memory import api as memory_api
+    from memory.services import memory_store
+
+    attempts = []
+
+    def always_deadlocked(**kwargs):
+        attempts.append(1)
+        memory_store.__wrapped__(**kwargs)  # the real write, rolled back by the conflict below
+        raise _deadlock()
+
+    monkeypatch.setattr(memory_api.services, "memory_store",
+                        concurrency.retry_on_conflict(transaction.atomic(always_deadlocked)))
+    response = api.post("/memories", {"text": "Ada likes tea"})
+    error = assert_error(response, 503, "busy")
+    assert response["Retry-After"] == "1"
+    assert error["details"] == {"retryable": True}
+    assert len(attempts) == concurrency.ATTEMPTS
+    assert not Memory.objects.exists()
+
+
+def test_an_error_that_is_no_conflict_is_not_retried(workspace):
+    calls = []
+
+    @concurrency.retry_on_conflict
+    def broken():
+        calls.append(1)
+        raise OperationalError("connection lost")
+
+    with pytest.raises(OperationalError):
+        broken()
+    assert calls == [1]
+
+
+def test_inside_an_outer_transaction_the_conflict_goes_to_its_owner(workspace):
+    calls = []
+
+    @concurrency.retry_on_conflict
+    def deadlocked():
+        calls.append(1)
+        raise _deadlock()
+
+    with pytest.raises(OperationalError), transaction.atomic():
+        deadlocked()
+    assert calls == [1]
