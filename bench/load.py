@@ -73,6 +73,10 @@ def run_locust(url: str, key: str, args, ids_file: Path, csv_prefix: Path) -> No
         raise SystemExit(f"locust failed with exit code {result.returncode}")
 
 
+def _ms(value: str) -> float | None:
+    return None if value in ("", "N/A") else float(value)  # N/A: no request of that kind
+
+
 def read_stats(csv_prefix: Path, run_seconds: float) -> dict:
     endpoints = {}
     with open(f"{csv_prefix}_stats.csv", newline="") as file:
@@ -81,8 +85,8 @@ def read_stats(csv_prefix: Path, run_seconds: float) -> dict:
             endpoints[name] = {
                 "requests": int(row["Request Count"]), "failures": int(row["Failure Count"]),
                 "per_second": round(float(row["Requests/s"]), 2),
-                "p50": float(row["50%"]), "p95": float(row["95%"]), "p99": float(row["99%"]),
-                "max": float(row["Max Response Time"]),
+                "p50": _ms(row["50%"]), "p95": _ms(row["95%"]), "p99": _ms(row["99%"]),
+                "max": _ms(row["Max Response Time"]),
             }
     failures = []
     failures_file = Path(f"{csv_prefix}_failures.csv")
@@ -159,6 +163,9 @@ def print_report(report: dict) -> None:
     load = report["load"]
     print(f"\n{'endpoint':28}{'requests':>9}{'errors':>7}{'req/s':>8}{'p50':>7}{'p95':>7}{'p99':>7}{'max':>8}  ms")
     for name, e in load["endpoints"].items():
+        if not e["requests"]:
+            print(f"{name:28}{0:>9}  no requests")
+            continue
         target = TARGETS.get(name)
         verdict = "" if target is None else ("  meets" if e["p95"] <= target else "  MISSES") + f" p95 ≤ {target}"
         print(f"{name:28}{e['requests']:>9}{e['failures']:>7}{e['per_second']:>8}{e['p50']:>7.0f}{e['p95']:>7.0f}"

@@ -79,13 +79,14 @@ class Agent(HttpUser):
             else:
                 response.failure(f"{response.status_code}: {response.text[:200]}")
 
+    # Not named `context`: HttpUser.context() is Locust's own per-request hook.
     @task(4)
-    def context(self):
+    def ask_context(self):
         self.client.post("/api/v1/context", json={"query": self.rng.choice(QUESTIONS), "budget_tokens": 2000},
                          name="POST /context")
 
     @task(4)
-    def recall(self):
+    def ask_recall(self):
         self.client.post("/api/v1/recall", json={"query": self.rng.choice(QUESTIONS), "limit": 10},
                          name="POST /recall")
 
