@@ -29,9 +29,9 @@ from conversations.models import (
 )
 from conversations.summarise import Turn, summarise
 from core import privacy
+from core.concurrency import lock_workspaces, retry_on_conflict
 from core.models import ApiKey, Workspace
 from core.providers import ProviderError, get_embedder, get_llm
-from core.concurrency import lock_workspaces, retry_on_conflict
 from core.services import SYSTEM, Actor, audit_record
 from entities.services import identities_resolve
 
