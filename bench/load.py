@@ -189,6 +189,8 @@ def main() -> None:
     parser.add_argument("--users", type=int, default=16, help="simulated agents")
     parser.add_argument("--run-time", type=int, default=120, help="seconds of load")
     parser.add_argument("--lag-timeout", type=int, default=180, help="seconds to wait for the backlog afterwards")
+    parser.add_argument("--launch-timeout", type=int, default=900,
+                        help="seconds the throw-away Mnemo may take to come up (migrations on a busy machine)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--url", help="a running Mnemo on loopback (needs --var-dir) instead of a throw-away one")
     parser.add_argument("--var-dir", help="MNEMO_VAR_DIR of the running Mnemo (manage.py and the database socket)")
@@ -207,7 +209,7 @@ def main() -> None:
         run(args, Mnemo(url=args.url, key=args.key or "", seconds_to_healthy=0, var_dir=Path(args.var_dir)), report)
     else:
         print("starting a throw-away Mnemo …", flush=True)
-        with launched(timeout=300) as mnemo:
+        with launched(timeout=args.launch_timeout) as mnemo:
             run(args, mnemo, report)
     print_report(report)
     if args.json:
