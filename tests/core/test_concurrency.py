@@ -71,9 +71,9 @@ class _Run:
 def _close_connection(fn):
     # Each thread has its own database connection; closing it at the end lets the test
     # database be dropped.
-    def run(*args):
+    def run(*args, **kwargs):
         try:
-            return fn(*args)
+            return fn(*args, **kwargs)
         finally:
             connections.close_all()
     return run
@@ -310,3 +310,34 @@ def test_inside_an_outer_transaction_the_conflict_goes_to_its_owner(workspace):
     with pytest.raises(OperationalError), transaction.atomic():
         deadlocked()
     assert calls == [1]
+
+
+def test_logging_a_message_does_not_wait_for_the_worker_embedding_its_sender(api, workspace, monkeypatch):
+    # Issue 16's minute-long single POSTs: the worker locked every entity without an
+    # embedding (new senders) for its whole transaction, and inserting a message takes a
+    # key-share lock on its sender. The worker's row lock must not block that insert.
+    from core import providers
+    from entities.services.embedding import entities_embed
+
+    message = {"channel": "chat", "channel_id": "ada", "sender_name": "Ada", "content": "hello"}
+    assert api.post("/interactions", message).status_code == 201
+    embedding, posted = threading.Event(), threading.Event()
+
+    class HeldEmbedder:
+        name = "held"
+
+        def embed(self, texts):
+            embedding.set()
+            posted.wait(timeout=60)
+            return [[0.1] * 384 for _ in texts]
+
+    monkeypatch.setattr(providers, "get_embedder", lambda: HeldEmbedder())
+    with ThreadPoolExecutor(1) as pool:
+        worker = pool.submit(_close_connection(entities_embed), workspace_id=workspace.pk)
+        assert embedding.wait(timeout=60)
+        response = api.post("/interactions", {**message, "content": "are you there?"})
+        worker_still_holding = not worker.done()
+        posted.set()
+        assert worker.result() >= 1
+    assert response.status_code == 201
+    assert worker_still_holding
