@@ -30,6 +30,7 @@ from conversations.models import (
 from conversations.summarise import Turn, summarise
 from core import privacy
 from core.privacy.guard import first_secret
+from core.concurrency import lock_workspaces, retry_on_conflict
 from core.models import ApiKey, Workspace
 from core.providers import ProviderError, get_embedder, get_llm
 from core.services import SYSTEM, Actor, audit_record
@@ -128,12 +129,12 @@ class _ConversationRouter:
     def __init__(self, workspace: Workspace, prepared: list[_Prepared]):
         self.workspace = workspace
         keys = {(p.item.channel, _conversation_key(p.item)) for p in prepared}
-        open_ = Conversation.objects.select_for_update().filter(
+        open_ = Conversation.objects.select_for_update(no_key=True).filter(
             workspace=workspace,
             status__in=[ConversationStatus.ACTIVE, ConversationStatus.IDLE],
             channel__in={c for c, _ in keys},
             key__in={k for _, k in keys},
-        )
+        ).order_by("pk")
         self.open: dict[tuple[str, str], Conversation] = {(c.channel, c.key): c for c in open_}
         self.touched: dict[int, Conversation] = {}
         self.closed: list[int] = []
@@ -220,14 +221,7 @@ class _ConversationRouter:
             )
 
 
-def _lock_workspace_ingest(workspace: Workspace) -> None:
-    # Ingest into one workspace is serialised: creating a sender's entity and choosing the
-    # open conversation are read-then-write decisions that must not race. Workspaces
-    # ingest in parallel.
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [7001, workspace.pk])
-
-
+@retry_on_conflict
 @transaction.atomic
 def interactions_log(
     *,
@@ -237,8 +231,12 @@ def interactions_log(
     api_key: ApiKey | None = None,
 ) -> list[ItemResult]:
     """Log interactions in order. An ItemResult in `items` is an item the API already
-    rejected (it keeps its place in the answer). Returns one result per item."""
-    _lock_workspace_ingest(workspace)
+    rejected (it keeps its place in the answer). Returns one result per item.
+
+    Ingest into one workspace is serialised (core.concurrency, rank 1): creating a
+    sender's entity and choosing the open conversation are read-then-write decisions that
+    must not race. Workspaces ingest in parallel."""
+    lock_workspaces("ingest", workspace_ids=[workspace.pk])
     now = timezone.now()
     results: list[ItemResult | None] = [None] * len(items)
     prepared: list[_Prepared] = []
@@ -358,6 +356,7 @@ def embedding_text(content: str, sender_name: str) -> str:
     return f"{sender_name}: {content}" if sender_name else content
 
 
+@retry_on_conflict
 def interactions_index(*, interaction_ids: list[int], batch_size: int = PROCESS_CHUNK) -> int:
     """Embed the given interactions if still waiting, topped up with other waiting ones up
     to `batch_size`: under a stream of single messages one task then serves many, and the
@@ -387,11 +386,21 @@ def interactions_index(*, interaction_ids: list[int], batch_size: int = PROCESS_
             ignore_conflicts=True,
         )
         if _processors:
+            # Rank 3 of core.concurrency's lock order, before anything the processors lock.
+            lock_workspaces("memory", workspace_ids={ws for _, ws, _, _ in rows})
             interactions = list(Interaction.objects.filter(pk__in=claimed).select_related("entity").order_by("id"))
             for processor in _processors.values():
                 processor(interactions)
         InteractionBacklog.objects.filter(interaction_id__in=claimed).delete()
     return len(rows)
+
+
+def backlog_lock(*, interaction_ids: list[int]) -> None:
+    """Lock the backlog rows of these interactions (rank 2 of core.concurrency's lock
+    order): waits for a worker that claimed them, and keeps the others from claiming them.
+    Erasure takes them before it deletes the interactions."""
+    list(InteractionBacklog.objects.select_for_update().filter(interaction_id__in=interaction_ids)
+         .order_by("interaction_id").values_list("interaction_id", flat=True))
 
 
 def interactions_backlog_drain(*, older_than_seconds: int = 30, max_batches: int = 20) -> int:
@@ -460,7 +469,7 @@ def conversation_summarise(*, conversation_id: int) -> ConversationSummary | Non
     first_pk = current.source_first_id if current is not None else new[0].pk
     count = (current.source_count if current is not None else 0) + len(new)
     with transaction.atomic():
-        locked = Conversation.objects.select_for_update().get(pk=conversation_id)
+        locked = Conversation.objects.select_for_update(no_key=True).get(pk=conversation_id)
         if locked.current_summary_id != (current.pk if current else None):
             return None  # someone else summarised meanwhile; their summary stands
         try:
@@ -526,7 +535,7 @@ def conversations_sweep(*, now: datetime | None = None, limit: int = 500) -> lis
     changed = []
     for conversation, verdict, judged_by in verdicts:
         with transaction.atomic():
-            locked = Conversation.objects.select_for_update(skip_locked=True).filter(
+            locked = Conversation.objects.select_for_update(no_key=True, skip_locked=True).filter(
                 pk=conversation.pk, last_interaction_pk=conversation.last_interaction_pk, status=conversation.status,
             ).first()
             if locked is None:
@@ -545,7 +554,7 @@ def conversations_recount(*, conversation_ids, without_entity) -> set[int]:
     summaries quoted the erased messages and are gone). Returns the ids still holding
     interactions; the caller deletes the others."""
     remaining: set[int] = set()
-    for conversation in Conversation.objects.select_for_update().filter(pk__in=conversation_ids):
+    for conversation in Conversation.objects.select_for_update(no_key=True).filter(pk__in=conversation_ids).order_by("pk"):
         rows = list(Interaction.objects.filter(conversation=conversation).order_by("occurred_at", "id")
                     .values_list("pk", "occurred_at", "entity_id", "channel_id"))
         if not rows:

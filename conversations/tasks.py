@@ -1,8 +1,10 @@
 from __future__ import annotations
 
 from celery import shared_task
+from django.db import OperationalError
 
 from conversations import services
+from core.concurrency import is_retryable_conflict
 from core.providers import ProviderError
 
 
@@ -16,6 +18,11 @@ def process_interactions(self, interaction_ids: list[int]) -> int:
         if not exc.retryable:
             raise
         raise self.retry(exc=exc, countdown=min(300, 5 * 2 ** self.request.retries))
+    except OperationalError as exc:
+        # Conflicts the service's own retries did not get past (core.concurrency): later.
+        if not is_retryable_conflict(exc):
+            raise
+        raise self.retry(exc=exc, countdown=min(60, 2 ** self.request.retries))
     if processed >= services.PROCESS_CHUNK:
         # A full batch: more may be waiting that no task of its own will come for.
         process_interactions.delay([])

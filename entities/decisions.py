@@ -10,6 +10,7 @@ from django.db.models import ExpressionWrapper, FloatField, QuerySet, Value
 from django.utils import timezone
 from pgvector.django import CosineDistance
 
+from core.concurrency import retry_on_conflict
 from core.errors import Conflict
 from core.models import Workspace
 from core.providers import get_embedder
@@ -43,6 +44,7 @@ def decision_record(*, workspace: Workspace, description: str, confidence: float
                           chosen=chosen.strip(), embedding=embedding, actor=actor)
 
 
+@retry_on_conflict
 @transaction.atomic
 def _decision_save(*, workspace: Workspace, description: str, confidence: float, options: list[str], chosen: str,
                    embedding: list[float], actor: Actor) -> DecisionRecord:
@@ -78,7 +80,7 @@ def decision_record_outcome(*, decision: DecisionRecord, outcome: str, result: s
     if outcome not in DecisionOutcome.values:
         expected = ", ".join(DecisionOutcome.values)
         raise ValidationError({"outcome": f"Unknown outcome {outcome!r}; expected one of {expected}."})
-    decision = DecisionRecord.objects.select_for_update().get(pk=decision.pk)
+    decision = DecisionRecord.objects.select_for_update(no_key=True).get(pk=decision.pk)
     if decision.outcome:
         raise Conflict(f"This decision's outcome is already recorded as {decision.outcome!r}.",
                        details={"outcome": decision.outcome, "outcome_at": decision.outcome_at.isoformat()})

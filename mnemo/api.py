@@ -8,6 +8,7 @@ import logging
 import math
 
 from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
+from django.db import OperationalError
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from ninja import NinjaAPI, Schema
@@ -23,6 +24,7 @@ from entities.api_decisions import router as decisions_router
 from memory.api import router as memory_router
 from context.api import router as context_router
 from review.api import router as review_router
+from core.concurrency import is_retryable_conflict
 from core.errors import ApiError, error_response
 from core.safe_text import SECRET_CODE, SecretRefused
 from core.providers.base import ProviderError
@@ -220,6 +222,19 @@ def _provider_unavailable(request: HttpRequest, exc: ProviderError) -> HttpRespo
     logger.warning("provider failed", extra={"path": request.path, "error": str(exc)})
     return error_response(503, "provider_unavailable", f"The model provider failed: {exc}",
                           {"retryable": exc.retryable})
+
+
+@api.exception_handler(OperationalError)
+def _database_busy(request: HttpRequest, exc: OperationalError) -> HttpResponse:
+    # A deadlock or serialization failure the service's retries did not get past
+    # (core.concurrency): nothing was stored, and the same request can be sent again.
+    if not is_retryable_conflict(exc):
+        return _server_error(request, exc)
+    logger.warning("conflict retries exhausted", extra={"path": request.path, "error": str(exc).splitlines()[0]})
+    response = error_response(503, "busy", "The database was busy with conflicting writes; nothing was stored. "
+                              "Send the request again.", {"retryable": True})
+    response["Retry-After"] = "1"
+    return response
 
 
 @api.exception_handler(Exception)

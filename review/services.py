@@ -15,6 +15,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from core import privacy
+from core.concurrency import retry_on_conflict
 from core.errors import ApiError, Conflict
 from core.safe_text import refuse_secrets
 from core.services import SYSTEM, Actor, audit_record, audit_record_many
@@ -183,6 +184,7 @@ def _decision_data(item: ReviewItem, changes: dict) -> dict:
             "age_seconds": int((item.decided_at - item.created_at).total_seconds())}
 
 
+@retry_on_conflict
 def review_decide(*, item: ReviewItem, actor: Actor, action: str, note: str = "", changes: dict | None = None,
                   merge_into: int | None = None) -> ReviewItem:
     """Decide one pending item. Raises Conflict (409) naming who decided it when it is not
@@ -190,7 +192,7 @@ def review_decide(*, item: ReviewItem, actor: Actor, action: str, note: str = ""
     refuse_secrets(note=note)
     gone = None
     with transaction.atomic():
-        item = ReviewItem.objects.select_for_update(of=("self",)).select_related("decided_by", "workspace").get(pk=item.pk)
+        item = ReviewItem.objects.select_for_update(no_key=True, of=("self",)).select_related("decided_by", "workspace").get(pk=item.pk)
         if item.status != ReviewStatus.PENDING:
             raise decided_conflict(item)
         try:
@@ -211,6 +213,7 @@ class BulkResult:
     skipped: list[dict] = field(default_factory=list)
 
 
+@retry_on_conflict
 def review_decide_many(*, workspace_id: int, item_ids: list[int], actor: Actor, action: str,
                        note: str = "") -> BulkResult:
     """Approve or reject many items at once. Ids outside the workspace make the whole
@@ -226,7 +229,7 @@ def review_decide_many(*, workspace_id: int, item_ids: list[int], actor: Actor, 
     ids = list(dict.fromkeys(int(i) for i in item_ids))
     result = BulkResult()
     with transaction.atomic():
-        items = {item.pk: item for item in ReviewItem.objects.select_for_update(of=("self",))
+        items = {item.pk: item for item in ReviewItem.objects.select_for_update(no_key=True, of=("self",))
                  .select_related("decided_by", "workspace").filter(workspace_id=workspace_id, pk__in=ids)}
         missing = [i for i in ids if i not in items]
         if missing:

@@ -29,9 +29,9 @@ def entities_embed(*, workspace_id: int | None = None, batch_size: int = 64) -> 
     from core.providers import get_embedder
 
     with transaction.atomic():
-        entities = Entity.objects.select_for_update(skip_locked=True).filter(embedding__isnull=True,
+        entities = Entity.objects.select_for_update(no_key=True, skip_locked=True).filter(embedding__isnull=True,
                                                                              merged_into__isnull=True)
-        relationships = (Relationship.objects.select_for_update(skip_locked=True, of=("self",))
+        relationships = (Relationship.objects.select_for_update(no_key=True, skip_locked=True, of=("self",))
                          .select_related("subject", "object").filter(embedding__isnull=True))
         if workspace_id is not None:
             entities = entities.filter(workspace_id=workspace_id)

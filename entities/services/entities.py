@@ -45,7 +45,7 @@ def entity_create(*, workspace: Workspace, kind: str, name: str, actor: Actor = 
 def entity_update(*, entity: Entity, actor: Actor = SYSTEM, name: str | None = None, aliases=None,
                   description: str | None = None) -> Entity:
     refuse_secrets(name=name or "", aliases=aliases or [], description=description or "")
-    entity = Entity.objects.select_for_update().get(pk=entity.pk)
+    entity = Entity.objects.select_for_update(no_key=True).get(pk=entity.pk)
     changed = []
     if name is not None:
         name = name.strip()
@@ -96,7 +96,7 @@ def entity_propose(*, workspace_id: int, kind: str, name: str, evidence_ids=(), 
 
 
 def _entity_decide(entity: Entity, *, actor: Actor, note: str, approve: bool) -> Entity:
-    entity = Entity.objects.select_for_update().get(pk=entity.pk)
+    entity = Entity.objects.select_for_update(no_key=True).get(pk=entity.pk)
     if entity.status != EntityStatus.CANDIDATE or entity.merged_into_id:
         raise Conflict(f"Entity {entity.pk} is {entity.status}; only a candidate can be approved or rejected.")
     entity.status = EntityStatus.ACTIVE if approve else EntityStatus.INVALID
@@ -125,7 +125,7 @@ def entities_decide(*, workspace: Workspace, entity_ids: list[int], actor: Actor
     """Approve (or reject) many candidate entities at once (bulk review); returns the ids
     decided — the others were no candidates any more."""
     refuse_secrets(note=note)
-    rows = list(Entity.objects.select_for_update().filter(
+    rows = list(Entity.objects.select_for_update(no_key=True).filter(
         workspace=workspace, pk__in=entity_ids, status=EntityStatus.CANDIDATE, merged_into__isnull=True)
         .only("id").order_by("id"))
     if not rows:

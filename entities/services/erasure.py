@@ -15,6 +15,7 @@ from collections.abc import Callable
 from django.db import connection, transaction
 from django.db.models import Q
 
+from core.concurrency import lock_workspaces, retry_on_conflict
 from core.maintenance import tables_written_in_transaction
 from core.models import AuditEvent
 from core.services import SYSTEM, Actor, audit_record
@@ -43,17 +44,24 @@ def _deleted(queryset) -> int:
     return queryset.delete()[1].get(queryset.model._meta.label, 0)
 
 
+@retry_on_conflict
 @transaction.atomic
 def entity_erase(*, entity: Entity, actor: Actor = SYSTEM) -> dict[str, int]:
     from conversations.models import Conversation, ConversationSummary, Interaction, InteractionIndex
-    from conversations.services import conversations_recount
+    from conversations.services import backlog_lock, conversations_recount
 
+    # core.concurrency's lock order: no new message from the entity meanwhile (ingest),
+    # no worker processing its messages (their backlog rows), no memory written about it
+    # (memory), then the entity itself.
+    lock_workspaces("ingest", workspace_ids=[entity.workspace_id])
+    interaction_ids = list(Interaction.objects.filter(entity_id=entity.pk).order_by("pk").values_list("pk", flat=True))
+    backlog_lock(interaction_ids=interaction_ids)
+    lock_workspaces("memory", workspace_ids=[entity.workspace_id])
     entity = Entity.objects.select_for_update().get(pk=entity.pk)
     workspace = entity.workspace
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL mnemo.erasure = 'on'")
     receipt: dict[str, int] = {}
-    interaction_ids = list(Interaction.objects.filter(entity=entity).values_list("pk", flat=True))
     touched = set(Interaction.objects.filter(pk__in=interaction_ids).values_list("conversation_id", flat=True))
     touched |= set(Conversation.objects.filter(entity=entity).values_list("pk", flat=True))
 

@@ -83,7 +83,7 @@ def entity_merge(*, source: Entity, target: Entity, actor: Actor = SYSTEM) -> En
         raise ValidationError({"target": "An entity cannot be merged into itself."})
     if source.workspace_id != target.workspace_id:
         raise ValidationError({"target": "Entities of different workspaces cannot be merged."})
-    source, target = (Entity.objects.select_for_update().get(pk=pk) for pk in (source.pk, target.pk))
+    source, target = (Entity.objects.select_for_update(no_key=True).get(pk=pk) for pk in (source.pk, target.pk))
     if source.merged_into_id or target.merged_into_id:
         raise Conflict("One of these entities is already merged into another; split that merge first.")
     _relink_on()

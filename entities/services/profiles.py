@@ -34,7 +34,7 @@ def _check(key: str, value: str, confidence: float) -> tuple[str, str]:
 
 def _lock(entity: Entity) -> Entity:
     # One writer per entity's profile at a time: "the current value" is read-then-write.
-    return Entity.objects.select_for_update().get(pk=entity.pk)
+    return Entity.objects.select_for_update(no_key=True).get(pk=entity.pk)
 
 
 @transaction.atomic
@@ -80,7 +80,7 @@ def profile_candidate_add(*, entity: Entity, key: str, value: str, confidence: f
 @transaction.atomic
 def profile_candidate_approve(*, value: ProfileValue, actor: Actor) -> ProfileValue:
     entity = _lock(value.entity)
-    value = ProfileValue.objects.select_for_update().get(pk=value.pk)
+    value = ProfileValue.objects.select_for_update(no_key=True).get(pk=value.pk)
     if value.status != ProfileStatus.CANDIDATE:
         raise Conflict(f"This value was already decided ({value.status}).")
     current = _current(entity, value.key)
@@ -95,7 +95,7 @@ def profile_candidate_approve(*, value: ProfileValue, actor: Actor) -> ProfileVa
 
 @transaction.atomic
 def profile_candidate_reject(*, value: ProfileValue, actor: Actor) -> ProfileValue:
-    value = ProfileValue.objects.select_for_update().get(pk=value.pk)
+    value = ProfileValue.objects.select_for_update(no_key=True).get(pk=value.pk)
     if value.status != ProfileStatus.CANDIDATE:
         raise Conflict(f"This value was already decided ({value.status}).")
     value.status = ProfileStatus.REJECTED

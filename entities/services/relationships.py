@@ -36,7 +36,7 @@ def _supersede_contradictions(rel: Relationship, actor: Actor) -> None:
     if not is_functional(rel.predicate):
         return
     ends = rel.valid_from or rel.created_at
-    others = (Relationship.objects.select_for_update()
+    others = (Relationship.objects.select_for_update(no_key=True)
               .filter(subject=rel.subject, predicate=rel.predicate, status=RelationshipStatus.ACTIVE)
               .exclude(pk=rel.pk).exclude(object=rel.object))
     for old in others:
@@ -81,7 +81,7 @@ def relationship_add(*, subject: Entity, predicate: str, object: Entity, actor: 
 @transaction.atomic
 def relationship_set_status(*, relationship: Relationship, status: str, actor: Actor) -> Relationship:
     """Approve a candidate (→ active, superseding a contradiction) or mark one invalid."""
-    rel = Relationship.objects.select_for_update().select_related("subject").get(pk=relationship.pk)
+    rel = Relationship.objects.select_for_update(no_key=True).select_related("subject").get(pk=relationship.pk)
     allowed = {RelationshipStatus.CANDIDATE: {RelationshipStatus.ACTIVE, RelationshipStatus.INVALID},
                RelationshipStatus.ACTIVE: {RelationshipStatus.INVALID},
                # It may turn out never to have been true, even if it was later superseded.

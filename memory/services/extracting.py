@@ -16,6 +16,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from conversations.summarise import Turn
+from core.concurrency import retry_on_conflict
 from core.errors import ApiError
 from core.providers import ProviderError, get_embedder, get_llm
 from core.safe_text import SecretRefused
@@ -213,6 +214,7 @@ def _cut(*, conversation_id: int, flush: bool) -> _Cut:
     return _Cut(cursor_row, segments[0][0].workspace_id, drafts, segments[-1][-1].pk)
 
 
+@retry_on_conflict
 def episodes_cut(*, conversation_id: int, flush: bool) -> int:
     """Write the episodes due in a conversation; returns how many were written."""
     with transaction.atomic():

@@ -75,7 +75,7 @@ def memory_graduate(*, memory: Memory, actor: Actor, signal: str = GraduationSig
     """Make the memory an entity candidate now. Graduating twice is a conflict."""
     from entities.services import entity_propose
 
-    memory = Memory.objects.select_for_update().get(pk=memory.pk)
+    memory = Memory.objects.select_for_update(no_key=True).get(pk=memory.pk)
     if memory.status == MemoryStatus.GRADUATED:
         raise Conflict(f"Memory {memory.pk} already graduated to entity {memory.graduated_to_id}.",
                        details={"entity": memory.graduated_to_id})
@@ -122,7 +122,7 @@ def memory_graduate(*, memory: Memory, actor: Actor, signal: str = GraduationSig
 
 @transaction.atomic
 def graduation_accept(*, graduation: Graduation, actor: Actor) -> Graduation:
-    graduation = Graduation.objects.select_for_update().get(pk=graduation.pk)
+    graduation = Graduation.objects.select_for_update(no_key=True).get(pk=graduation.pk)
     if graduation.status != GraduationStatus.PENDING:
         raise _decided(graduation)
     return memory_graduate(memory=graduation.memory, actor=actor, signal=graduation.signal, graduation=graduation)
@@ -131,7 +131,7 @@ def graduation_accept(*, graduation: Graduation, actor: Actor) -> Graduation:
 @transaction.atomic
 def graduation_reject(*, graduation: Graduation, actor: Actor, note: str = "") -> Graduation:
     refuse_secrets(note=note)
-    graduation = Graduation.objects.select_for_update().get(pk=graduation.pk)
+    graduation = Graduation.objects.select_for_update(no_key=True).get(pk=graduation.pk)
     if graduation.status != GraduationStatus.PENDING:
         raise _decided(graduation)
     graduation.status, graduation.decided_by, graduation.decided_at = GraduationStatus.REJECTED, actor.user, timezone.now()

@@ -22,13 +22,14 @@ from datetime import date, datetime
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 from pgvector.django import CosineDistance
 
 from context.concepts import concepts as text_concepts
 from core import privacy
+from core.concurrency import lock_workspaces, retry_on_conflict
 from core.errors import ApiError, Conflict, NotFound
 from core.models import Workspace
 from core.safe_text import refuse_secrets
@@ -179,9 +180,8 @@ def _validate(draft: Draft) -> None:
 
 def _lock_workspace(workspace_id: int) -> None:
     # Dedup is read-then-write: one writer of memories per workspace at a time, so two
-    # workers seeing the same fact cannot both insert it.
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(hashtext('mnemo.memory'), %s)", [workspace_id])
+    # workers seeing the same fact cannot both insert it (rank 3 of core.concurrency).
+    lock_workspaces("memory", workspace_ids=[workspace_id])
 
 
 # --- storing --------------------------------------------------------------------------------
@@ -247,6 +247,7 @@ def near_duplicate(*, workspace_id: int, type_: str, embedding, exclude_id: int 
     return rows.order_by("distance", "id").first()
 
 
+@retry_on_conflict
 @transaction.atomic
 def memory_store(*, workspace_id: int, draft: Draft, actor: Actor = SYSTEM, embedding=None, extra=None,
                  dedup_near: bool = True) -> Stored:
@@ -312,6 +313,7 @@ def _enqueue_embedding(memory_id: int) -> None:
     embed_memories.delay([memory_id])
 
 
+@retry_on_conflict
 def memories_embed(*, memory_ids: list[int] | None = None, batch_size: int = 64) -> int:
     """Embed memories that have no embedding yet (the given ones first), then fold a
     memory remembered through the API into a near duplicate found now: the duplicate is
@@ -319,7 +321,7 @@ def memories_embed(*, memory_ids: list[int] | None = None, batch_size: int = 64)
     from core.providers import get_embedder
 
     with transaction.atomic():
-        rows = Memory.objects.select_for_update(skip_locked=True).filter(embedding__isnull=True)
+        rows = Memory.objects.select_for_update(no_key=True, skip_locked=True).filter(embedding__isnull=True)
         picked = list(rows.filter(pk__in=memory_ids)[:batch_size]) if memory_ids else []
         if len(picked) < batch_size:
             picked += list(rows.exclude(pk__in=[m.pk for m in picked]).order_by("id")[:batch_size - len(picked)])
@@ -329,20 +331,28 @@ def memories_embed(*, memory_ids: list[int] | None = None, batch_size: int = 64)
         for memory, vector in zip(picked, vectors):
             memory.embedding = vector
             Memory.objects.filter(pk=memory.pk).update(embedding=vector)
-        for memory in picked:
-            _fold_near_duplicate(memory)
         censor_ids = [m.pk for m in picked if m.type == MemoryType.CENSOR]
         if censor_ids:
             from memory.services.procedures import censors_embed_triggers
 
             censors_embed_triggers(memory_ids=censor_ids)
+    # Folding takes the workspace's memory lock, which ranks before memory rows
+    # (core.concurrency): one transaction per memory, lock first, then the row.
+    for memory in picked:
+        _fold_near_duplicate(memory_id=memory.pk)
     return len(picked)
 
 
-def _fold_near_duplicate(memory: Memory) -> None:
-    if memory.status not in OPEN_STATUSES or memory.conflicts_with_id or memory.rule == "episode.segment":
+@retry_on_conflict
+@transaction.atomic
+def _fold_near_duplicate(*, memory_id: int) -> None:
+    memory = Memory.objects.filter(pk=memory_id).only("workspace_id").first()
+    if memory is None:
         return
     _lock_workspace(memory.workspace_id)
+    memory = Memory.objects.select_for_update(no_key=True).filter(pk=memory_id).first()
+    if memory is None or memory.status not in OPEN_STATUSES or memory.conflicts_with_id or memory.rule == "episode.segment":
+        return
     older = (near_duplicate(workspace_id=memory.workspace_id, type_=memory.type, embedding=memory.embedding,
                             exclude_id=memory.pk))
     if older is None or older.pk > memory.pk:
@@ -365,7 +375,7 @@ def _fold_near_duplicate(memory: Memory) -> None:
 def _locked(memory: Memory) -> Memory:
     # The vector and the tsvector are the bulk of a row and a decision needs neither (an
     # edit that keeps the text loads the vector when it copies it).
-    return (Memory.objects.select_for_update(of=("self",)).select_related("workspace")
+    return (Memory.objects.select_for_update(no_key=True, of=("self",)).select_related("workspace")
             .defer("embedding", "search").get(pk=memory.pk))
 
 
@@ -385,7 +395,7 @@ def memory_approve(*, memory: Memory, actor: Actor, note: str = "") -> Memory:
     now = timezone.now()
     superseded = None
     if memory.conflicts_with_id:
-        old = Memory.objects.select_for_update().get(pk=memory.conflicts_with_id)
+        old = Memory.objects.select_for_update(no_key=True).get(pk=memory.conflicts_with_id)
         if old.status == MemoryStatus.ACTIVE:
             old.status, old.updated_at = MemoryStatus.SUPERSEDED, now
             old.save(update_fields=["status", "updated_at"])
@@ -409,7 +419,7 @@ def memories_decide(*, workspace: Workspace, memory_ids: list[int], actor: Actor
     (approving one supersedes another memory: memory_approve does that one by one).
     Returns the ids decided; the others were not plain candidates any more."""
     refuse_secrets(note=note)
-    rows = list(Memory.objects.select_for_update().filter(
+    rows = list(Memory.objects.select_for_update(no_key=True).filter(
         workspace=workspace, pk__in=memory_ids, status=MemoryStatus.CANDIDATE, conflicts_with__isnull=True)
         .only("id", "rule", "source", "prompt_version").order_by("id"))
     if not rows:
@@ -487,7 +497,7 @@ def memory_merge(*, memory: Memory, into: Memory, actor: Actor, note: str = "") 
     memory = _locked(memory)
     if memory.status != MemoryStatus.CANDIDATE:
         raise _decided_conflict(memory)
-    into = Memory.objects.select_for_update().filter(workspace_id=memory.workspace_id, pk=into.pk).first()
+    into = Memory.objects.select_for_update(no_key=True).filter(workspace_id=memory.workspace_id, pk=into.pk).first()
     if into is None:
         raise NotFound("No such memory to merge into in this workspace.")
     if into.pk == memory.pk:
@@ -514,7 +524,7 @@ def memory_keep_both(*, memory: Memory, actor: Actor, note: str = "", boundary=N
     memory = _locked(memory)
     if memory.status != MemoryStatus.CANDIDATE or not memory.conflicts_with_id:
         raise ValidationError({"action": "Only a pending contradiction can keep both sides."})
-    old = Memory.objects.select_for_update().get(pk=memory.conflicts_with_id)
+    old = Memory.objects.select_for_update(no_key=True).get(pk=memory.conflicts_with_id)
     now = timezone.now()
     boundary = boundary or memory.occurred_at or memory.created_at
     if old.valid_from and boundary < old.valid_from:

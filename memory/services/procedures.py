@@ -94,7 +94,7 @@ def procedure_outcome(*, procedure: Procedure, outcome: str, actor: Actor, note:
     refuse_secrets(note=note)
     if outcome not in OUTCOMES:
         raise ValidationError({"outcome": f"An outcome is one of {', '.join(OUTCOMES)}."})
-    procedure = Procedure.objects.select_for_update().select_related("memory").get(pk=procedure.pk)
+    procedure = Procedure.objects.select_for_update(no_key=True).select_related("memory").get(pk=procedure.pk)
     if procedure.memory.status != MemoryStatus.ACTIVE:
         raise ValidationError({"procedure": f"This procedure is {procedure.memory.status}; outcomes count for active ones."})
     counter = "success_count" if outcome == "success" else "failure_count"
@@ -163,7 +163,7 @@ def censors_check(*, workspace_id: int, action: str, actor: Actor = SYSTEM) -> l
         raise ValidationError({"action": "Describe the action to check."})
     vector = get_embedder().embed([action])[0]
     action_words = _words(action)
-    censors = (Censor.objects.select_for_update(of=("self",)).select_related("memory")
+    censors = (Censor.objects.select_for_update(no_key=True, of=("self",)).select_related("memory")
                .filter(memory__workspace_id=workspace_id, memory__status=MemoryStatus.ACTIVE)
                .annotate(distance=CosineDistance("embedding", vector)))
     matches = []
@@ -197,7 +197,7 @@ def censor_false_positive(*, censor: Censor, actor: Actor, note: str = "") -> Ce
     """A match that should not have fired. An escalated censor whose remaining activations
     fall below its threshold goes back to warning."""
     refuse_secrets(note=note)
-    censor = Censor.objects.select_for_update().select_related("memory").get(pk=censor.pk)
+    censor = Censor.objects.select_for_update(no_key=True).select_related("memory").get(pk=censor.pk)
     if censor.false_positive_count >= censor.activation_count:
         raise ValidationError({"censor": "Every activation of this censor is already reported as a false positive."})
     censor.false_positive_count += 1

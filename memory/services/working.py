@@ -88,7 +88,7 @@ def working_memory_put(*, workspace: Workspace, session_key: str, items: list[Fo
         raise NotFound(f"Memory {sorted(refs - known)[0]} not found.")
 
     now = timezone.now()
-    session, _ = WorkingSession.objects.select_for_update().get_or_create(workspace=workspace, key=session_key)
+    session, _ = WorkingSession.objects.select_for_update(no_key=True).get_or_create(workspace=workspace, key=session_key)
     if capacity is not None:
         session.capacity = capacity
     if task is not None:
@@ -150,7 +150,7 @@ def scratchpad_put(*, workspace: Workspace, task: str, raw_state: str, actor: Ac
     older state is refused (409) instead of silently overwriting a newer one."""
     task = _task_key(task)
     _check_state(raw_state)
-    pad, created = Scratchpad.objects.select_for_update().get_or_create(
+    pad, created = Scratchpad.objects.select_for_update(no_key=True).get_or_create(
         workspace=workspace, task=task, defaults={"state": raw_state})
     if expected_version is not None and pad.version != expected_version and not created:
         raise Conflict(f"The scratchpad is at version {pad.version}, not {expected_version}.",
@@ -177,7 +177,7 @@ def scratchpad_checkpoint(*, scratchpad: Scratchpad, actor: Actor, label: str = 
 def scratchpad_restore(*, scratchpad: Scratchpad, checkpoint: ScratchpadCheckpoint, actor: Actor) -> Scratchpad:
     """The checkpoint's state becomes the current one, as a new version (the state it
     replaces can itself be checkpointed first)."""
-    pad = Scratchpad.objects.select_for_update().get(pk=scratchpad.pk)
+    pad = Scratchpad.objects.select_for_update(no_key=True).get(pk=scratchpad.pk)
     pad.state, pad.version, pad.updated_at = checkpoint.state, pad.version + 1, timezone.now()
     pad.save(update_fields=["state", "version", "updated_at"])
     audit_record(workspace=pad.workspace, actor=actor, verb="scratchpad.restore", target=pad,
@@ -200,7 +200,7 @@ def trusted_state_set(*, workspace: Workspace, key: str, value: str, actor: Acto
     if not key or len(key) > 120:
         raise ValidationError({"key": "A key is 1–120 characters."})
     value = "" if delete else clean_text(value, "value")
-    Workspace.objects.select_for_update().get(pk=workspace.pk)  # versions are read-then-write
+    Workspace.objects.select_for_update(no_key=True).get(pk=workspace.pk)  # versions are read-then-write
     current = _current_trusted(workspace, key)
     if current is not None and current.deleted == delete and current.value == value:
         return current
