@@ -397,7 +397,9 @@ def context_pack(request: PackRequest, *, actor: Actor) -> PackLog:
     served = [i.payload["item"].id for s in built.sections for i in s.items
               if i.payload["item"].kind == "memory"]
     if served:
-        transaction.on_commit(lambda: _enqueue_touch(served))
+        # robust: the pack is served even with the broker down; the failure is logged and
+        # those memories miss one access count.
+        transaction.on_commit(lambda: _enqueue_touch(served), robust=True)
     return log
 
 

@@ -313,10 +313,13 @@ def interactions_log(
             **counts, "rejected_rules": sorted({r.error.get("rule") for r in final if r.error and r.error.get("rule")}),
         })
     ids = [row.pk for row in created]
+    # robust: with the broker down the messages are stored all the same and the answer is
+    # not a 500; the failure is logged, and the backlog drain and the idle sweep (beat,
+    # every minute) enqueue the work once the broker is back.
     if ids:
-        transaction.on_commit(lambda: _enqueue_processing(ids))
+        transaction.on_commit(lambda: _enqueue_processing(ids), robust=True)
     for conversation_id in closed:
-        transaction.on_commit(lambda cid=conversation_id: _enqueue_summary(cid))
+        transaction.on_commit(lambda cid=conversation_id: _enqueue_summary(cid), robust=True)
     return final
 
 

@@ -209,3 +209,20 @@ def broker(request, tmp_path):
     yield request.param
     _reset_celery_connections()
     app.conf.broker_url, app.conf.broker_transport_options = saved
+
+
+@pytest.fixture
+def broker_down():
+    """A broker nobody listens on (port 1): publishing fails after kombu's retries."""
+    from kombu import pools
+
+    from mnemo.celery import app
+
+    saved = (app.conf.broker_url, app.conf.broker_transport_options)
+    app.conf.broker_url, app.conf.broker_transport_options = "redis://127.0.0.1:1/0", {}
+    pools.reset()
+    app._after_fork()
+    yield
+    app.conf.broker_url, app.conf.broker_transport_options = saved
+    pools.reset()
+    app._after_fork()

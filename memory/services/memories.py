@@ -300,7 +300,8 @@ def memory_store(*, workspace_id: int, draft: Draft, actor: Actor = SYSTEM, embe
 
         review_open(kind="conflict" if contradicted else "memory", target=memory, workspace_id=workspace_id)
     if embedding is None:
-        transaction.on_commit(lambda: _enqueue_embedding(memory.pk))
+        # robust: a broker outage is logged, not a 500; memory.embed_pending catches it.
+        transaction.on_commit(lambda: _enqueue_embedding(memory.pk), robust=True)
     from memory.services.graduation import graduation_check_template
 
     graduation_check_template(memory=memory)
@@ -591,7 +592,7 @@ def memory_edit(*, memory: Memory, actor: Actor, note: str = "", **changes) -> M
     audit_record(workspace=memory.workspace, actor=actor, verb="memory.superseded", target=memory,
                  data={"by": new.pk, "changed": changed})
     if new.embedding is None:
-        transaction.on_commit(lambda: _enqueue_embedding(new.pk))
+        transaction.on_commit(lambda: _enqueue_embedding(new.pk), robust=True)
     return new
 
 

@@ -117,21 +117,6 @@ def test_with_vacuum_full_the_table_files_no_longer_hold_the_erased_text(broker,
     assert Interaction.objects.filter(sender_name="Grace Hopper").count() == 1
 
 
-@pytest.fixture
-def broker_down():
-    """A broker nobody listens on (port 1): publishing fails after kombu's retries."""
-    from kombu import pools
-
-    saved = (app.conf.broker_url, app.conf.broker_transport_options)
-    app.conf.broker_url, app.conf.broker_transport_options = "redis://127.0.0.1:1/0", {}
-    pools.reset()
-    app._after_fork()
-    yield
-    app.conf.broker_url, app.conf.broker_transport_options = saved
-    pools.reset()
-    app._after_fork()
-
-
 def test_an_erasure_stands_and_the_failure_is_logged_when_the_broker_is_down(ada, admin_api, broker_down, caplog):
     response = admin_api.post(f"/entities/{ada.pk}/erase")
 
