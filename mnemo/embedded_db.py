@@ -157,14 +157,19 @@ def ensure_restart_setting(pgdata: Path, name: str, value: str) -> RunningServer
     return restarted
 
 
-def other_clients(server: RunningServer) -> int:
-    """How many client connections other than ours the server has."""
+def other_clients(server: RunningServer, *, except_application: str | None = None) -> int:
+    """How many client connections other than ours the server has; with
+    `except_application`, connections under that application_name (PGAPPNAME) are ours
+    too: `make run` gives its processes one, so that the backends of its own killed
+    children, still on their way out, never keep the database up."""
     import psycopg
 
     with psycopg.connect(server.dsn("postgres"), autocommit=True) as conn:
         row = conn.execute(
             "SELECT count(*) FROM pg_stat_activity "
-            "WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()"
+            "WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() "
+            "AND application_name IS DISTINCT FROM %s",
+            [except_application],
         ).fetchone()
     return int(row[0])
 
