@@ -139,6 +139,7 @@ def stop_leftover(record: Recorded, *, grace: float) -> bool:
     if not group_alive(record.pid):
         return False
     kill_group(record.pid, signal.SIGTERM)
+    kill_group(record.pid, signal.SIGCONT)  # a stopped process acts on SIGTERM only once continued
     if not wait_group_gone(record.pid, grace):
         kill_group(record.pid, signal.SIGKILL)
         wait_group_gone(record.pid, 5)
