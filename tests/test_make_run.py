@@ -13,10 +13,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.error
@@ -109,10 +111,13 @@ class Run:
 
 
 @pytest.fixture
-def var_dir(tmp_path):
-    path = tmp_path / "var"
-    yield path
-    embedded_db.stop(path / "pg")  # only if a failed assertion left it running
+def var_dir():
+    # Not under pytest's tmp_path: a concurrent pytest session resets /tmp/pytest-of-<user>
+    # to 0700, and PostgreSQL runs as another user when the tests run as root.
+    root = Path(tempfile.mkdtemp(prefix="mnemo-run-"))
+    yield root / "var"
+    embedded_db.stop(root / "var" / "pg")  # only if a failed assertion left it running
+    shutil.rmtree(root, ignore_errors=True)
 
 
 def test_make_run_serves_stops_cleanly_and_restarts_without_duplicates(var_dir):
@@ -290,11 +295,13 @@ def test_kill_9_of_the_launcher_leaves_nothing_running_but_a_database_still_in_u
         names = " ".join(" ".join(p.cmdline()) for p in processes)
         assert all(name in names for name in ("gunicorn", "worker", "beat", "mnemo.watchdog", "postgres"))
         postmaster = embedded_db.running_server(pgdata).pid
+        [watchdog] = [p for p in processes if "mnemo.watchdog" in p.cmdline()]
+        database = [p for p in processes if p.pid == postmaster or p.ppid() == postmaster]
         # Someone else's session on the database, like a manage.py shell in another terminal.
         other = psycopg.connect(embedded_db.running_server(pgdata).dsn())
         os.killpg(run.proc.pid, signal.SIGKILL)  # the launcher's whole process group, as in the issue
         run.proc.wait(timeout=10)
-        left = wait_until_gone([p for p in processes if p.pid != postmaster], timeout=10)
+        left = wait_until_gone([p for p in processes if p not in database and p != watchdog], timeout=10)
         assert not left, [p.cmdline() for p in left]
         assert embedded_db.running_server(pgdata).pid == postmaster
         assert other.execute("SELECT 1").fetchone() == (1,)
