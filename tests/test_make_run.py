@@ -253,6 +253,18 @@ def wait_until_gone(processes: list[psutil.Process], timeout: float) -> list[psu
     return alive
 
 
+def serves_again(run: Run, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if run.get("/api/v1/health")[0] == 200:
+                return True
+        except OSError:  # the restarted gunicorn is not listening yet
+            pass
+        time.sleep(0.5)
+    return False
+
+
 def tell_likings(run: Run, key: str, likings: list[str]) -> list[int]:
     items = [{"channel": "cli", "channel_id": "tess", "sender_name": "Tess", "thread": "hobbies",
               "content": f"I love {liking}."} for liking in likings]
@@ -349,9 +361,7 @@ def test_a_killed_worker_web_or_beat_is_restarted_and_the_backlog_is_processed_e
         assert all(restarted[name] not in (None, pids[name]) for name in pids), run.output
         assert all(f"started {name} (pid {restarted[name]})" in run.output for name in pids)
 
-        deadline = time.monotonic() + 90
-        while run.get("/api/v1/health")[0] != 200 and time.monotonic() < deadline:
-            time.sleep(0.5)
+        assert serves_again(run, timeout=90), run.output
         ids += tell_likings(run, key, LIKINGS[8:])  # the restarted web takes new work
         assert_processed_exactly_once(pgdata, ids)
         assert run.proc.poll() is None and "stopping everything" not in run.output, run.output
