@@ -107,7 +107,10 @@ def _child_setup(nice: int):
 
 def _describe_exit(code: int) -> str:
     if code < 0:
-        return f"killed by {signal.Signals(-code).name}"
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:  # a real-time signal has no name
+            return f"killed by signal {-code}"
     return f"status {code}"
 
 
