@@ -123,13 +123,20 @@ def _remove_lock_of_dead_postmaster(pgdata: Path) -> None:
     to start. A zombie runs nothing, so its lock file can go."""
     pidfile = pgdata / "postmaster.pid"
     try:
-        pid = int(pidfile.read_text().splitlines()[0])
+        lines = pidfile.read_text().splitlines()
+        pid = int(lines[0])
         zombie = psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
     except (FileNotFoundError, IndexError, ValueError, psutil.NoSuchProcess):
         return
-    if zombie:
-        logger.warning("removing %s: its postmaster (pid %s) was killed and is a zombie", pidfile, pid)
-        pidfile.unlink(missing_ok=True)
+    if not zombie:
+        return
+    # The socket's lock file names the same postmaster and is checked the same way.
+    locks = [pidfile]
+    if len(lines) > 4 and lines[3].strip() and lines[4].strip():
+        locks.append(Path(lines[4].strip()) / f".s.PGSQL.{lines[3].strip()}.lock")
+    for lock in locks:
+        logger.warning("removing %s: its postmaster (pid %s) was killed and is a zombie", lock, pid)
+        lock.unlink(missing_ok=True)
 
 
 def _ensure_database(server: RunningServer, settings: dict[str, str]) -> None:

