@@ -271,7 +271,7 @@ def tell_likings(run: Run, key: str, likings: list[str]) -> list[int]:
     items = [{"channel": "cli", "channel_id": "tess", "sender_name": "Tess", "thread": "hobbies",
               "content": f"I love {liking}."} for liking in likings]
     status, body = run.post("/api/v1/interactions/batch", {"items": items}, key)
-    assert status == 200 and body["created"] == len(likings), body
+    assert status == 200 and body["created"] == len(likings), (body, run.output)
     return [result["id"] for result in body["results"]]
 
 
