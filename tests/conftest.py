@@ -16,7 +16,7 @@ import pytest
 from django.conf import settings
 
 from mnemo import embedded_db
-from tests.helpers import ApiClient
+from tests.helpers import CHROMIUM, ApiClient
 
 
 @pytest.fixture(scope="session")
@@ -226,3 +226,20 @@ def broker_down():
     app.conf.broker_url, app.conf.broker_transport_options = saved
     pools.reset()
     app._after_fork()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Headless Debian Chromium through Playwright, one per test module (make test installs
+    the package; Playwright cannot download browsers here)."""
+    from playwright.sync_api import sync_playwright
+
+    # Playwright's sync API runs an event loop in this thread; the ORM calls the tests make
+    # between browser steps are still synchronous.
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                             args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        yield browser
+        browser.close()
+    os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)

@@ -56,3 +56,7 @@ def wait_for(predicate, timeout: float = 30.0, interval: float = 0.2) -> bool:
             return True
         time.sleep(interval)
     return False
+
+
+# Debian's Chromium, driven by Playwright in the browser tests (tests/conftest.py: browser).
+CHROMIUM = "/usr/bin/chromium"

@@ -11,7 +11,8 @@ from urllib.parse import urlsplit
 import pytest
 from django.test import Client
 
-CHROMIUM = "/usr/bin/chromium"
+from tests.helpers import CHROMIUM
+
 
 
 class _References(HTMLParser):
@@ -56,17 +57,6 @@ def test_the_docs_page_references_only_local_assets_that_are_served(static_clien
         assert b"".join(asset.streaming_content if asset.streaming else [asset.content]), url
 
 
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                             args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
-        yield browser
-        browser.close()
-    os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
 
 
 @pytest.mark.django_db(transaction=True)

@@ -16,9 +16,9 @@ from django.conf import settings
 from entities.models import Entity
 from memory.models import Memory
 from review.models import ReviewItem
+from tests.helpers import CHROMIUM
 from tests.review import factories
 
-CHROMIUM = "/usr/bin/chromium"
 SHOTS = Path(settings.BASE_DIR) / "var" / "screenshots"
 
 pytestmark = [
@@ -27,19 +27,6 @@ pytestmark = [
 ]
 
 
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    # Playwright's sync API runs an event loop in this thread; the ORM calls the tests make
-    # between browser steps are still synchronous.
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                             args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
-        yield browser
-        browser.close()
-    os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
 
 
 @pytest.fixture
