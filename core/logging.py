@@ -9,6 +9,11 @@ import logging
 import re
 import time
 import uuid
+from urllib.parse import unquote_plus
+
+from gunicorn import glogging
+
+from core.privacy import find_secrets
 
 request_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
 
@@ -52,6 +57,54 @@ class RequestIdFilter(logging.Filter):
 _STANDARD_ATTRS = set(vars(logging.makeLogRecord({}))) | {"message", "asctime", "request_id"}
 
 
+def mask_secrets(text: str) -> str:
+    """The text with every secret core.privacy finds replaced by `[secret:<rule>]`. A URL
+    logged as sent may carry a secret percent-encoded (`token%3Dghp_…`): if decoding it
+    reveals one, the decoded text is masked and kept. Emails and IP addresses stay: they
+    are what an operator follows a request by."""
+    masked = _mask(text)
+    if "%" in masked or "+" in masked:
+        decoded = unquote_plus(masked)
+        if decoded != masked and find_secrets(decoded):
+            return _mask(decoded)
+    return masked
+
+
+def _mask(text: str) -> str:
+    for found in reversed(find_secrets(text)):
+        text = f"{text[:found.start]}[secret:{found.rule}]{text[found.end:]}"
+    return text
+
+
+class SecretMaskingFilter(logging.Filter):
+    """Issue 16: a request refused for carrying a secret in its path or query must not
+    leave it in the logs either (django.request logs the path of every 4xx, gunicorn's
+    access log every path). Attached to every handler, so no logging call has to remember:
+    the formatted message, string extras, objects logged as extras (a request: its str
+    holds the path) and tracebacks are masked before any handler formats the record."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        masked = mask_secrets(message)
+        if masked != message:
+            record.msg, record.args = masked, None
+        for key, value in list(vars(record).items()):
+            if key in _STANDARD_ATTRS or key.startswith("_"):
+                continue
+            text = value if isinstance(value, str) else None if _is_plain(value) else str(value)
+            if text is not None and mask_secrets(text) != text:
+                setattr(record, key, mask_secrets(text))
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = mask_secrets(record.exc_text)
+        return True
+
+
+def _is_plain(value) -> bool:
+    return value is None or isinstance(value, (bool, int, float))
+
+
 class JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         payload = {
@@ -64,6 +117,22 @@ class JsonFormatter(logging.Formatter):
         for key, value in vars(record).items():
             if key not in _STANDARD_ATTRS and not key.startswith("_"):
                 payload[key] = value
-        if record.exc_info:
+        if record.exc_text:
+            payload["exc"] = record.exc_text
+        elif record.exc_info:
             payload["exc"] = self.formatException(record.exc_info)
         return json.dumps(payload, default=str)
+
+
+class GunicornLogger(glogging.Logger):
+    """gunicorn's own logger (`--logger-class`): its access and error logs are written by
+    handlers it makes itself, outside Django's LOGGING, so the same masking filter is put
+    on each of them after every (re)configuration. The access log writes each path."""
+
+    secret_filter = SecretMaskingFilter()
+
+    def setup(self, cfg) -> None:
+        super().setup(cfg)
+        for log in (self.error_log, self.access_log):
+            for handler in log.handlers:
+                handler.addFilter(self.secret_filter)

@@ -41,6 +41,9 @@ ACCESS_LOG_FORMAT = (
     '"duration_ms": %(M)s, "bytes": "%(B)s", "request_id": "%({x-request-id}o)s"}'
 )
 
+# Masks secrets in the access and error logs (a refused request's path may carry one).
+GUNICORN_LOGGER = "core.logging.GunicornLogger"
+
 
 def say(message: str) -> None:
     # Never let a closed terminal or pipe (BrokenPipeError) stop a shutdown half-way:
@@ -252,7 +255,7 @@ class Launcher:
             str(BIN / "gunicorn"), "mnemo.wsgi:application",
             "--bind", f"{self.host}:{self.port}", "--workers", web_workers, "--threads", "4",
             "--timeout", "60", "--graceful-timeout", "10", "--access-logfile", "-",
-            "--access-logformat", ACCESS_LOG_FORMAT,
+            "--access-logformat", ACCESS_LOG_FORMAT, "--logger-class", GUNICORN_LOGGER,
         ], env={"MNEMO_TORCH_THREADS": "1",  # the web only ever embeds one query at a time
                 "MNEMO_WARM_UP": "1"})  # the model loads at boot, not on the first query
         concurrency = int(os.environ.get("CELERY_CONCURRENCY", "2"))
