@@ -4,7 +4,7 @@ runs, so no endpoint has to remember it (issue 16; the checks are core.input_typ
 from __future__ import annotations
 
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 
 from core.errors import error_response
 from core.input_types import body_problem, text_problem
@@ -15,7 +15,9 @@ API_PREFIX = "/api/"
 class ApiInputGuard:
     """Under /api/: a NUL (or lone surrogate) in the path, query or a header is a 422; a
     body over DATA_UPLOAD_MAX_MEMORY_SIZE is a 413; a body with a NUL, a
-    lone surrogate or JSON nested too deep is a 422. All in the API's error shape."""
+    lone surrogate or JSON nested too deep is a 422. All in the API's error shape, and so is
+    ninja's 405 for a method a path does not take (ninja answers it itself, past the API's
+    exception handlers)."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -25,6 +27,10 @@ class ApiInputGuard:
             refusal = self.refusal(request)
             if refusal is not None:
                 return refusal
+            response = self.get_response(request)
+            if isinstance(response, HttpResponseNotAllowed):
+                return _method_not_allowed(request, response)
+            return response
         return self.get_response(request)
 
     def refusal(self, request: HttpRequest) -> HttpResponse | None:
@@ -52,3 +58,11 @@ class ApiInputGuard:
             code, message = found
             return error_response(422, code, message, {"loc": ["body"]})
         return None
+
+
+def _method_not_allowed(request: HttpRequest, response: HttpResponse) -> HttpResponse:
+    allowed = sorted(method.strip() for method in response.get("Allow", "").split(",") if method.strip())
+    answer = error_response(405, "method_not_allowed", f"{request.method} is not allowed here.",
+                            {"allowed": allowed})
+    answer["Allow"] = ", ".join(allowed)
+    return answer

@@ -182,3 +182,20 @@ def test_a_time_outside_the_representable_years_in_utc_is_a_422_and_stores_nothi
     assert_error(api.post("/interactions", {**INTERACTION, "occurred_at": value}), 422, "validation_error")
     assert_error(api.post("/recall", {"query": "x", "as_of": value}), 422, "validation_error")
     assert _nothing_stored()
+
+
+@pytest.mark.parametrize("method, path, allowed", [
+    ("delete", "/memories", "GET, POST"),
+    ("post", "/status", "GET"),
+    ("patch", "/trusted-state/a-key", "DELETE, GET, PUT"),
+])
+def test_a_wrong_method_is_a_405_in_the_error_shape_with_allow(api, method, path, allowed):
+    response = getattr(api.client, method)(f"/api/v1{path}", headers=api.headers)
+
+    error = assert_error(response, 405, "method_not_allowed")
+    assert response["Allow"] == allowed
+    assert error["details"] == {"allowed": allowed.split(", ")}
+
+
+def test_a_wrong_method_is_a_405_without_a_key_too(anon_api):
+    assert_error(anon_api.client.delete("/api/v1/memories"), 405, "method_not_allowed")
