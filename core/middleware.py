@@ -3,7 +3,7 @@ runs, so no endpoint has to remember it (issue 16; the checks are core.input_typ
 
 from __future__ import annotations
 
-from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
+from django.core.exceptions import BadRequest, RequestDataTooBig, TooManyFieldsSent
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 
 from core.errors import error_response
@@ -66,3 +66,34 @@ def _method_not_allowed(request: HttpRequest, response: HttpResponse) -> HttpRes
                             {"allowed": allowed})
     answer["Allow"] = ", ".join(allowed)
     return answer
+
+
+class PageInputGuard:
+    """Outside /api/ (the dashboard, login, admin): a NUL (or lone surrogate) in the path,
+    the query or a form field is a 400 page (templates/400.html), before any view puts it
+    in a query PostgreSQL refuses with a 500. Django's forms refuse NUL already; this also
+    covers the filters and search boxes views read from request.GET themselves."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if not request.path.startswith(API_PREFIX):
+            problem = self.problem(request)
+            if problem:
+                raise BadRequest(problem)
+        return self.get_response(request)
+
+    @staticmethod
+    def problem(request: HttpRequest) -> str | None:
+        if text_problem(request.path):
+            return f"The path {text_problem(request.path)}."
+        fields = [("query parameter", request.GET)]
+        if request.method == "POST":
+            fields.append(("form field", request.POST))
+        for where, data in fields:
+            for key, values in data.lists():
+                problem = text_problem(key) or next(filter(None, map(text_problem, values)), None)
+                if problem:
+                    return f"The {where} {key!r} {problem}."
+        return None

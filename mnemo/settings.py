@@ -103,6 +103,8 @@ MIDDLEWARE = [
     "core.logging.RequestIdMiddleware",
     # Under /api/: NUL bytes, oversized or too deeply nested bodies refused before any view.
     "core.middleware.ApiInputGuard",
+    # Elsewhere: a NUL in the path, query or a form field is a 400 page, not a database error.
+    "core.middleware.PageInputGuard",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
