@@ -3,6 +3,7 @@ embedded PostgreSQL in a temporary var/, gunicorn, Celery worker and beat), and 
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import re
@@ -70,6 +71,13 @@ def launched(env_extra: dict[str, str] | None = None, timeout: float = 120):
         finally:
             proc.send_signal(signal.SIGINT)
             proc.wait(timeout=90)
+
+
+def write_report(report: dict, path: str | Path | None) -> None:
+    """Every number of a run as JSON, when the run was asked for a file (--json)."""
+    if path:
+        Path(path).write_text(json.dumps(report, indent=2, default=str))
+        print(f"\nwritten to {path}")
 
 
 def machine() -> str:

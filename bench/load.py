@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import os
 import random
 import subprocess
@@ -41,7 +40,7 @@ from urllib.parse import urlparse
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import scale  # noqa: E402
-from bench.harness import Mnemo, launched, machine, percentiles, workspace_key  # noqa: E402
+from bench.harness import Mnemo, launched, machine, percentiles, workspace_key, write_report  # noqa: E402
 
 LOCUSTFILE = Path(__file__).resolve().parent / "locustfile.py"
 TARGETS = {"POST /context": 250, "POST /interactions": 100}  # p95, ms
@@ -212,9 +211,7 @@ def main() -> None:
         with launched(timeout=args.launch_timeout) as mnemo:
             run(args, mnemo, report)
     print_report(report)
-    if args.json:
-        Path(args.json).write_text(json.dumps(report, indent=2, default=str))
-        print(f"\nwritten to {args.json}")
+    write_report(report, args.json)
 
 
 if __name__ == "__main__":

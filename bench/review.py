@@ -718,7 +718,7 @@ def main() -> None:
     if args.bulk > 1000:
         parser.error("--bulk: the API takes at most 1000 ids")
 
-    from bench.harness import launched, machine
+    from bench.harness import launched, machine, write_report
 
     report: dict = {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "machine": machine(),
                     "args": vars(args)}
@@ -746,9 +746,7 @@ def main() -> None:
     print_report(report)
     print(f"whole run {report['total_seconds']:.0f} s")
     report.pop("login", None)
-    if args.json:
-        Path(args.json).write_text(json.dumps(report, indent=2, default=str))
-        print(f"written to {args.json}")
+    write_report(report, args.json)
 
 
 if __name__ == "__main__":

@@ -79,7 +79,7 @@ import psycopg
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from bench import locomo_data  # noqa: E402
-from bench.harness import Mnemo, launched, machine, percentiles, workspace_key  # noqa: E402
+from bench.harness import Mnemo, launched, machine, percentiles, workspace_key, write_report  # noqa: E402
 from context import concepts as concept_rules  # noqa: E402  (pure)
 from conversations.summarise import Turn, summarise  # noqa: E402  (pure)
 from memory.extraction import episode, extract  # noqa: E402  (pure)
@@ -1441,9 +1441,7 @@ def main() -> None:
         with launched(env_extra=extra, timeout=300) as mnemo:
             run(args, mnemo, pool, report)
     print_report(report)
-    if args.json:
-        Path(args.json).write_text(json.dumps(report, indent=2, default=str))
-        print(f"\nwritten to {args.json}")
+    write_report(report, args.json)
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ from core import privacy
 from core.privacy.guard import first_secret
 from core.concurrency import lock_workspaces, retry_on_conflict
 from core.models import ApiKey, Workspace
-from core.providers import ProviderError, get_embedder, get_llm
+from core.providers import get_embedder, get_llm
 from core.services import SYSTEM, Actor, audit_record
 from entities.services import identities_resolve
 

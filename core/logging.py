@@ -92,8 +92,10 @@ class SecretMaskingFilter(logging.Filter):
             if key in _STANDARD_ATTRS or key.startswith("_"):
                 continue
             text = value if isinstance(value, str) else None if _is_plain(value) else str(value)
-            if text is not None and mask_secrets(text) != text:
-                setattr(record, key, mask_secrets(text))
+            if text is not None:
+                masked = mask_secrets(text)
+                if masked != text:
+                    setattr(record, key, masked)
         if record.exc_info and not record.exc_text:
             record.exc_text = logging.Formatter().formatException(record.exc_info)
         if record.exc_text:

@@ -44,11 +44,11 @@ class ApiInputGuard:
             query = request.GET
         except TooManyFieldsSent as exc:
             return error_response(422, "validation_error", str(exc))
-        for key, values in query.lists():
-            problem = text_problem(key) or next(filter(None, map(text_problem, values)), None)
-            if problem:
-                return error_response(422, "invalid_query", f"The query parameter {key!r} {problem}.",
-                                      {"loc": ["query", key]})
+        found = _field_problem(query)
+        if found:
+            key, problem = found
+            return error_response(422, "invalid_query", f"The query parameter {key!r} {problem}.",
+                                  {"loc": ["query", key]})
         try:
             body = request.body
         except RequestDataTooBig as exc:
@@ -58,6 +58,16 @@ class ApiInputGuard:
             code, message = found
             return error_response(422, code, message, {"loc": ["body"]})
         return None
+
+
+def _field_problem(data) -> tuple[str, str] | None:
+    """The first field of a QueryDict (a query or a form) whose name or a value PostgreSQL
+    text could not hold, with the reason."""
+    for key, values in data.lists():
+        problem = text_problem(key) or next(filter(None, map(text_problem, values)), None)
+        if problem:
+            return key, problem
+    return None
 
 
 def _method_not_allowed(request: HttpRequest, response: HttpResponse) -> HttpResponse:
@@ -92,8 +102,8 @@ class PageInputGuard:
         if request.method == "POST":
             fields.append(("form field", request.POST))
         for where, data in fields:
-            for key, values in data.lists():
-                problem = text_problem(key) or next(filter(None, map(text_problem, values)), None)
-                if problem:
-                    return f"The {where} {key!r} {problem}."
+            found = _field_problem(data)
+            if found:
+                key, problem = found
+                return f"The {where} {key!r} {problem}."
         return None

@@ -183,16 +183,26 @@ def api_key_revoke(*, api_key: ApiKey, actor: Actor = SYSTEM) -> ApiKey:
     return api_key
 
 
+def _key_prefix(presented: str) -> str:
+    """The lookup prefix of a presented key when it has a key's shape
+    (`mn_<prefix>_<secret>`), else ""."""
+    parts = presented.split("_")
+    if (len(parts) == 3 and parts[0] == "mn" and len(parts[1]) == KEY_PREFIX_LEN and parts[2]
+            and all(c in _ALPHABET for c in parts[1])):
+        return parts[1]
+    return ""
+
+
 def api_key_verify(plaintext: str) -> ApiKey | None:
     """The active key matching `plaintext`, or None (unknown, malformed, revoked, expired).
 
     Marks the key used, at most once a minute so that reads do not all become writes."""
     from django.conf import settings
 
-    parts = plaintext.split("_")
-    if len(parts) != 3 or parts[0] != "mn" or len(parts[1]) != KEY_PREFIX_LEN or not parts[2]:
+    prefix = _key_prefix(plaintext)
+    if not prefix:
         return None
-    api_key = ApiKey.objects.select_related("workspace").filter(prefix=parts[1]).first()
+    api_key = ApiKey.objects.select_related("workspace").filter(prefix=prefix).first()
     if api_key is None or not hmac.compare_digest(api_key.hash, _hash_key(plaintext)):
         return None
     now = timezone.now()
@@ -205,20 +215,12 @@ def api_key_verify(plaintext: str) -> ApiKey | None:
     return api_key
 
 
-def _presented_prefix(presented: str) -> str:
-    """The lookup prefix of a presented key when it has a key's shape, else ""."""
-    parts = presented.split("_")
-    if len(parts) == 3 and parts[0] == "mn" and len(parts[1]) == KEY_PREFIX_LEN and all(c in _ALPHABET for c in parts[1]):
-        return parts[1]
-    return ""
-
-
 def api_key_rejection_record(*, presented: str, client_address: str) -> AuditEvent:
     """The audit row for an API key that api_key_verify refused: in the key's workspace when
     its prefix names one (its admins see who tries it), in none otherwise. Holds the reason
     and the prefix, never the secret. The failed-authentication rate limit bounds how many
     rows one address can add (core/ratelimit.py)."""
-    prefix = _presented_prefix(presented)
+    prefix = _key_prefix(presented)
     api_key = ApiKey.objects.select_related("workspace").filter(prefix=prefix).first() if prefix else None
     if api_key is None:
         reason = "unknown_key" if prefix else "malformed"

@@ -37,6 +37,9 @@ def die_with_parent(signum: int = signal.SIGKILL) -> None:
 
 
 # -- pid files ------------------------------------------------------------------------------
+_START_TIME_TOLERANCE = 0.05  # seconds: psutil's create_time is rounded to clock ticks
+
+
 @dataclass(frozen=True)
 class Recorded:
     name: str
@@ -48,11 +51,15 @@ class Recorded:
         alone may have been reused by anything since)."""
         try:
             process = psutil.Process(self.pid)
-            if abs(process.create_time() - self.create_time) > 0.05 or process.status() == psutil.STATUS_ZOMBIE:
+            if not self.started(process) or process.status() == psutil.STATUS_ZOMBIE:
                 return None
             return process
         except psutil.NoSuchProcess:
             return None
+
+    def started(self, process: psutil.Process) -> bool:
+        """Whether `process` (under this pid) is the one recorded, not a reuse of its pid."""
+        return abs(process.create_time() - self.create_time) <= _START_TIME_TOLERANCE
 
 
 class PidFiles:
@@ -130,8 +137,7 @@ def stop_leftover(record: Recorded, *, grace: float) -> bool:
     A live process under the recorded pid with another start time is someone else's:
     it is left alone."""
     try:
-        leader = psutil.Process(record.pid)
-        reused = abs(leader.create_time() - record.create_time) > 0.05
+        reused = not record.started(psutil.Process(record.pid))
     except psutil.NoSuchProcess:
         reused = False
     if reused:

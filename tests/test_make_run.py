@@ -343,14 +343,23 @@ def test_kill_9_of_the_launcher_leaves_nothing_running_but_a_database_still_in_u
     assert embedded_db.running_server(pgdata) is None
 
 
+SUPERVISED = ("web", "worker", "beat")
+
+
+def recorded_pids(var_dir: Path) -> dict[str, int]:
+    """The pids of the supervised processes in the launcher's pid files (var/run/, which
+    also records the watchdog)."""
+    return {record.name: record.pid for record in supervision.PidFiles(var_dir / "run").read_all()
+            if record.name in SUPERVISED}
+
+
 def test_a_killed_worker_web_or_beat_is_restarted_and_the_backlog_is_processed_exactly_once(var_dir):
     pgdata = var_dir / "pg"
     run = Run(var_dir, free_port())
     try:
         assert run.wait_for_line("Mnemo is serving", timeout=BOOT_TIMEOUT), run.output
         key = KEY.search(run.output).group(1)
-        pids = {name: json.loads((var_dir / "run" / f"{name}.json").read_text())["pid"]
-                for name in ("web", "worker", "beat")}
+        pids = recorded_pids(var_dir)
 
         ids = tell_likings(run, key, LIKINGS[:8])
         os.kill(pids["worker"], signal.SIGKILL)  # the master, with the backlog waiting or in hand
@@ -364,7 +373,7 @@ def test_a_killed_worker_web_or_beat_is_restarted_and_the_backlog_is_processed_e
         while (time.monotonic() < deadline
                and min(run.output.count(f"started {name} (pid") for name in pids) < 2):
             time.sleep(0.5)
-        restarted = {name: json.loads((var_dir / "run" / f"{name}.json").read_text())["pid"] for name in pids}
+        restarted = recorded_pids(var_dir)
         assert all(restarted[name] not in (None, pids[name]) for name in pids), run.output
         assert all(f"started {name} (pid {restarted[name]})" in run.output for name in pids)
 
@@ -385,7 +394,7 @@ def test_after_kill_9_of_everything_the_next_run_clears_what_is_left_and_loses_n
         key = KEY.search(run.output).group(1)
         ids = tell_likings(run, key, LIKINGS[:6])
         processes = mnemo_processes(run, pgdata)
-        web = json.loads((var_dir / "run" / "web.json").read_text())["pid"]
+        web = recorded_pids(var_dir)["web"]
         # One gunicorn worker survives, frozen, holding the port: the orphan of the issue.
         [orphan] = psutil.Process(web).children()
         orphan.suspend()

@@ -1,6 +1,7 @@
-"""With the broker down, a write the database took is answered as stored, never as a 500:
-the enqueue after commit fails and is logged, and the safety nets the beat runs every
-minute (the backlog drain, memory.embed_pending) do the work once a worker can run."""
+"""With the broker down, a write the database took is answered as stored, and a pack is
+served, never a 500: the enqueue after commit fails and is logged, and the safety nets the
+beat runs every minute (the backlog drain, memory.embed_pending) do the work once a worker
+can run."""
 
 from __future__ import annotations
 
@@ -45,3 +46,18 @@ def test_a_remembered_memory_is_stored_and_embedded_later_when_the_broker_is_dow
     memory_services.memories_embed()
     memory.refresh_from_db()
     assert memory.embedding is not None
+
+
+def test_a_context_pack_is_served_when_the_broker_is_down(api, broker_down, caplog):
+    remembered = api.post("/memories", {"text": "Ada prefers short status updates.", "type": "preference"})
+    assert remembered.status_code == 201, remembered.content
+    memory_services.memories_embed()
+    caplog.clear()
+
+    response = api.post("/context", {"query": "How does Ada like her status updates?"})
+
+    assert response.status_code == 200, response.content
+    served = [item for section in response.json()["sections"] for item in section["items"]]
+    assert any(item["kind"] == "memory" and item["id"] == remembered.json()["memory"]["id"] for item in served)
+    # Counting the served memory's access was the enqueue that failed: logged, not a 500.
+    assert _enqueue_failure_logged(caplog)
