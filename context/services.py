@@ -437,8 +437,9 @@ def _enqueue_touch(memory_ids: list[int]) -> None:
 
 # --- the concept graph ----------------------------------------------------------------------
 
-def interactions_link_concepts(interactions) -> None:
-    """Processor: concepts said together in a message strengthen their link."""
+def interactions_link_concepts(interactions, drafts=None) -> None:
+    """The concepts layer's write (context/layer.py; pure rules, so no prepare): concepts
+    said together in a message strengthen their link."""
     pairs: dict[tuple[int, str, str], int] = {}
     for interaction in interactions:
         if interaction.direction == "system":
@@ -463,8 +464,8 @@ def interactions_link_concepts(interactions) -> None:
 
 # --- erasure --------------------------------------------------------------------------------
 
-def context_erase(entity, interaction_ids: list[int]) -> int:
-    """Eraser (entities.register_eraser): packs that served the person's messages or were
+def context_erase(entity, interaction_ids: list[int]) -> dict[str, int]:
+    """The concepts layer's eraser (context/layer.py): packs that served the person's messages or were
     built about them, and the concept links their messages made, go with them. A link is
     an aggregate, so every pair an erased message contributed to is dropped whole."""
     from conversations.models import Interaction
@@ -484,4 +485,4 @@ def context_erase(entity, interaction_ids: list[int]) -> int:
                     WHERE (src->>'interaction_id')::bigint = ANY(%s)))""",
                        [entity.workspace_id, entity.pk, list(interaction_ids)])
         removed += cursor.rowcount
-    return removed
+    return {"packs_and_concept_links": removed}

@@ -147,12 +147,16 @@ class InteractionIndex(models.Model):
 
 class InteractionBacklog(models.Model):
     """Interactions waiting for background processing: a row per interaction, inserted
-    with it by a database trigger and deleted once it is processed. Workers claim rows with SKIP LOCKED, so
-    each one takes a whole batch; /status counts the rows of a workspace."""
+    with it by a database trigger and deleted once it is processed. A worker claims rows
+    for a lease (SKIP LOCKED, so each one takes a whole batch), derives with no lock held,
+    and deletes them when it writes; a lease that ran out is anyone's again (a worker died
+    mid-derivation). /status counts the rows of a workspace."""
 
     interaction = models.OneToOneField(Interaction, on_delete=models.CASCADE, primary_key=True, related_name="+")
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
     created_at = models.DateTimeField(default=timezone.now)
+    claimed_by = models.CharField(max_length=32, blank=True, db_default="")  # the trigger omits it
+    lease_until = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         indexes = [models.Index(fields=["workspace"], name="interaction_backlog_ws")]

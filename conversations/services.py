@@ -11,11 +11,13 @@ import json
 import logging
 import threading
 import time
+import uuid
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from conversations.idle import IDLE_FLOOR, judge_idle
@@ -31,6 +33,7 @@ from conversations.summarise import Turn, summarise
 from core import privacy
 from core.privacy.guard import first_secret
 from core.concurrency import lock_workspaces, retry_on_conflict
+from core.layers import layers
 from core.models import ApiKey, Workspace
 from core.providers import get_embedder, get_llm
 from core.services import SYSTEM, Actor, audit_record
@@ -359,62 +362,90 @@ def embedding_text(content: str, sender_name: str) -> str:
     return f"{sender_name}: {content}" if sender_name else content
 
 
-@retry_on_conflict
 def interactions_index(*, interaction_ids: list[int], batch_size: int = PROCESS_CHUNK) -> int:
-    """Embed the given interactions if still waiting, topped up with other waiting ones up
-    to `batch_size`: under a stream of single messages one task then serves many, and the
-    tasks that follow find their work done. Idempotent; returns how many were indexed.
-    Never called inside a request (DESIGN.md: only a query is embedded there)."""
-    with transaction.atomic():
-        claimed = list(
-            InteractionBacklog.objects.select_for_update(skip_locked=True)
-            .filter(interaction_id__in=interaction_ids).values_list("interaction_id", flat=True)
-        )
-        room = batch_size - len(claimed)
-        if room > 0:
-            claimed += list(
-                InteractionBacklog.objects.select_for_update(skip_locked=True)
-                .exclude(interaction_id__in=claimed).order_by("interaction_id")
-                .values_list("interaction_id", flat=True)[:room]
-            )
-        if not claimed:
-            return 0
-        rows = list(Interaction.objects.filter(pk__in=claimed).values_list("pk", "workspace_id", "content", "sender_name"))
-        embedder = get_embedder()
-        vectors = embedder.embed([embedding_text(content, sender) for _, _, content, sender in rows])
-        now = timezone.now()
-        InteractionIndex.objects.bulk_create(
-            [InteractionIndex(interaction_id=pk, workspace_id=ws, embedding=vector, model=embedder.name, processed_at=now)
-             for (pk, ws, _, _), vector in zip(rows, vectors)],
-            ignore_conflicts=True,
-        )
-        if _processors:
-            # Rank 3 of core.concurrency's lock order, before anything the processors lock.
-            lock_workspaces("memory", workspace_ids={ws for _, ws, _, _ in rows})
-            interactions = list(Interaction.objects.filter(pk__in=claimed).select_related("entity").order_by("id"))
-            for processor in _processors.values():
-                processor(interactions)
-        InteractionBacklog.objects.filter(interaction_id__in=claimed).delete()
-    return len(rows)
+    """Run the derivation pipeline (core.layers, settings.MNEMO_LAYERS) over the given
+    interactions if still waiting, topped up with other waiting ones up to `batch_size`:
+    under a stream of single messages one task then serves many, and the tasks that follow
+    find their work done. Idempotent; returns how many were processed. Never called inside
+    a request (DESIGN.md: only a query is embedded there).
+
+    Three steps, so no provider call runs while a lock is held:
+    1. claim: a short transaction leases the backlog rows to this call (`_claim`);
+    2. prepare: every layer derives its drafts with no transaction open (the embedder, an
+       LLM);
+    3. write: one transaction re-locks the rows still leased to this call, takes the
+       workspaces' memory lock, runs every layer's `write` and deletes the rows (`_write`).
+    A crash after 1 leaves rows whose lease runs out (MNEMO_CLAIM_LEASE_SECONDS), then any
+    worker takes them; a crash in 3 rolls back. A row written is deleted in the same
+    transaction, so nothing is derived twice; a row whose lease was taken over meanwhile
+    is left to its new holder."""
+    token = uuid.uuid4().hex
+    claimed = _claim(interaction_ids=interaction_ids, batch_size=batch_size, token=token)
+    if not claimed:
+        return 0
+    interactions = list(Interaction.objects.filter(pk__in=claimed).select_related("entity").order_by("id"))
+    try:
+        drafts = {layer.name: layer.prepare(interactions) for layer in layers() if layer.prepare}
+    except BaseException:
+        _release(token=token)  # the task's retry need not wait for the lease to run out
+        raise
+    written = _write(claimed=claimed, token=token, drafts=drafts)
+    for layer in layers():
+        if layer.after_write and written:
+            layer.after_write(written)
+    return len(written)
 
 
-def backlog_lock(*, interaction_ids: list[int]) -> None:
-    """Lock the backlog rows of these interactions (rank 2 of core.concurrency's lock
-    order): waits for a worker that claimed them, and keeps the others from claiming them.
-    Erasure takes them before it deletes the interactions."""
-    list(InteractionBacklog.objects.select_for_update().filter(interaction_id__in=interaction_ids)
-         .order_by("interaction_id").values_list("interaction_id", flat=True))
+@retry_on_conflict
+@transaction.atomic
+def _claim(*, interaction_ids: list[int], batch_size: int, token: str) -> list[int]:
+    now = timezone.now()
+    free = InteractionBacklog.objects.select_for_update(skip_locked=True).filter(
+        Q(lease_until__isnull=True) | Q(lease_until__lt=now))
+    claimed = list(free.filter(interaction_id__in=interaction_ids).order_by("interaction_id")
+                   .values_list("interaction_id", flat=True)[:batch_size])
+    room = batch_size - len(claimed)
+    if room > 0:
+        claimed += list(free.exclude(interaction_id__in=claimed).order_by("interaction_id")
+                        .values_list("interaction_id", flat=True)[:room])
+    lease = now + timedelta(seconds=settings.MNEMO_CLAIM_LEASE_SECONDS)
+    InteractionBacklog.objects.filter(interaction_id__in=claimed).update(claimed_by=token, lease_until=lease)
+    return claimed
+
+
+def _release(*, token: str) -> None:
+    InteractionBacklog.objects.filter(claimed_by=token).update(claimed_by="", lease_until=None)
+
+
+@retry_on_conflict
+@transaction.atomic
+def _write(*, claimed: list[int], token: str, drafts: dict) -> list[Interaction]:
+    # core.concurrency's lock order: backlog rows (rank 2), then the memory lock (rank 3)
+    # before anything the layers lock. Rows erased since the claim are gone; rows whose
+    # lease another worker took over are its to write.
+    mine = list(InteractionBacklog.objects.select_for_update().filter(interaction_id__in=claimed, claimed_by=token)
+                .order_by("interaction_id").values_list("interaction_id", flat=True))
+    if not mine:
+        return []
+    interactions = list(Interaction.objects.filter(pk__in=mine).select_related("entity").order_by("id"))
+    lock_workspaces("memory", workspace_ids={i.workspace_id for i in interactions})
+    for layer in layers():
+        if layer.write:
+            layer.write(interactions, drafts.get(layer.name))
+    InteractionBacklog.objects.filter(interaction_id__in=mine).delete()
+    return interactions
 
 
 def interactions_backlog_drain(*, older_than_seconds: int = 30, max_batches: int = 20) -> int:
     """The safety net under the per-commit tasks: process interactions that have waited
-    longer than `older_than_seconds` (their task was lost: a worker killed mid-task, a
-    broker restarted). Returns how many it processed."""
+    longer than `older_than_seconds` (their task was lost, or the worker that claimed them
+    died and their lease ran out). Returns how many it processed."""
     cutoff = timezone.now() - timedelta(seconds=older_than_seconds)
     done = 0
     for _ in range(max_batches):
-        stale = list(InteractionBacklog.objects.filter(created_at__lt=cutoff).order_by("interaction_id")
-                     .values_list("interaction_id", flat=True)[:PROCESS_CHUNK])
+        stale = list(InteractionBacklog.objects.filter(created_at__lt=cutoff)
+                     .filter(Q(lease_until__isnull=True) | Q(lease_until__lt=timezone.now()))
+                     .order_by("interaction_id").values_list("interaction_id", flat=True)[:PROCESS_CHUNK])
         if not stale:
             break
         processed = interactions_index(interaction_ids=stale)
@@ -424,14 +455,30 @@ def interactions_backlog_drain(*, older_than_seconds: int = 30, max_batches: int
     return done
 
 
-# name -> processor(interactions): what other apps derive from new interactions (entity,
-# profile and relationship candidates; memories later). They run in the claiming
-# transaction, so a failure leaves the interactions waiting for the retry.
-_processors: dict = {}
+# --- the log layer's derivation (conversations/layer.py) ------------------------------------
+
+@dataclass(frozen=True)
+class IndexDrafts:
+    model: str
+    vectors: dict[int, list[float]]
 
 
-def register_processor(name: str, processor) -> None:
-    _processors[name] = processor
+def interactions_embed(interactions) -> IndexDrafts:
+    """Prepare: the interactions' embeddings (a provider call: no lock held)."""
+    embedder = get_embedder()
+    vectors = embedder.embed([embedding_text(i.content, i.sender_name) for i in interactions])
+    return IndexDrafts(embedder.name, {i.pk: vector for i, vector in zip(interactions, vectors)})
+
+
+def interactions_index_write(interactions, drafts: IndexDrafts) -> None:
+    """Write: the index rows that mark the interactions processed; written first in the
+    pipeline, so later layers (episodes) count this batch as processed."""
+    now = timezone.now()
+    InteractionIndex.objects.bulk_create(
+        [InteractionIndex(interaction_id=i.pk, workspace_id=i.workspace_id, embedding=drafts.vectors[i.pk],
+                          model=drafts.model, processed_at=now) for i in interactions],
+        ignore_conflicts=True,
+    )
 
 
 # --- conversation lifecycle -------------------------------------------------------------------

@@ -3,7 +3,7 @@ from django.shortcuts import get_object_or_404
 from ninja import Query, Router, Status
 from ninja.pagination import paginate
 
-from core import health, registry, selectors, services
+from core import health, layers, selectors, services
 from core.input_types import Id
 from core.schemas import (
     ApiKeyCreatedOut,
@@ -39,7 +39,7 @@ def get_status(request: HttpRequest):
     """`pending` counts the items of each kind of background work not yet done for the
     key's workspace; when every count is 0 (`idle: true`), all processing is finished."""
     workspace = request.workspace
-    pending = registry.pending_counts(workspace)
+    pending = layers.pending_counts(workspace)
     beat = selectors.worker_last_seen()
     return {
         "workspace": workspace,

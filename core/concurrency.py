@@ -10,11 +10,17 @@ lock of an earlier rank after one of a later rank:
 1. The workspace's ingest lock (`lock_workspaces("ingest")`): logging interactions and
    erasing an entity.
 2. Backlog rows (`InteractionBacklog`): the worker claims them with SKIP LOCKED, so
-   claiming never waits; erasure locks those of the erased interactions.
+   claiming never waits, and leases them in a transaction of its own; it locks them
+   again in the transaction that writes what it derived; erasure locks those of the
+   erased interactions.
 3. The workspace's memory lock (`lock_workspaces("memory")`): storing, folding and
-   erasing memories. The worker takes it for the workspaces it claimed before it runs the
-   processors (`conversations.services.interactions_index`), so what they write is
-   written under it.
+   erasing memories. The worker takes it for the workspaces of the rows it re-locked
+   before it runs the layers' `write` (`conversations.services.interactions_index`), so
+   what they write is written under it.
+
+No provider call (an LLM, the embedder) runs while any of these is held: the worker's
+layers call them in `prepare`, between the claiming and the writing transaction
+(core.layers).
 4. Entities (`Entity` rows), then identities, profile values, relationships.
 5. Conversations (`Conversation` rows), then the per-conversation episode lock.
 6. Memories (`Memory` rows, then their procedure/censor rows).

@@ -6,7 +6,7 @@ from axes.helpers import get_cool_off
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 
-from core import registry, selectors
+from core import layers, selectors
 from core.decorators import workspace_view
 
 # Dashboard sections and the issue that fills each one; until then the page says so.
@@ -44,9 +44,9 @@ def home(request):
         "counts": {
             "Members": workspace.memberships.count(),
             "Active API keys": selectors.api_keys_active_count(workspace=workspace),
-            **registry.workspace_counts(workspace),
+            **layers.workspace_counts(workspace),
         },
-        "pending": registry.pending_counts(workspace),
+        "pending": layers.pending_counts(workspace),
         "heartbeat": selectors.worker_last_seen(),
         "events": selectors.audit_recent(workspace=workspace, limit=15),
     }

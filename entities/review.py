@@ -19,7 +19,7 @@ from entities.models import (
     RelationshipStatus,
     SuggestionStatus,
 )
-from review.registry import Description, Kind, register_kind, waiting
+from review.registry import Description, Kind, waiting
 
 
 def _span(content: str, quote: str) -> tuple[int, int] | None:
@@ -217,25 +217,27 @@ def _alive(model):
     return alive
 
 
-def register() -> None:
-    register_kind(Kind(
+# The kinds this app owns, declared by its layer (entities/layer.py).
+KINDS = (
+    Kind(
         name="entity", label="Entity", load=_entity, describe=_describe_entity, approve=_approve_entity,
         reject=_reject_entity, edit_fields={"name": "The entity's name", "description": "What it is"},
         merge=_merge_entity, similar=_similar_entities, pending=_pending_entities, decide_many=_decide_entities,
         alive=_alive(Entity),
-    ))
-    register_kind(Kind(
+    ),
+    Kind(
         name="relationship", label="Relationship", load=_relationship, describe=_describe_relationship,
         approve=_approve_relationship, reject=_reject_relationship, pending=_pending_relationships,
         alive=_alive(Relationship),
-    ))
-    register_kind(Kind(
+    ),
+    Kind(
         name="profile_value", label="Profile value", load=_profile_value, describe=_describe_profile_value,
         approve=_approve_profile_value, reject=_reject_profile_value, edit_fields={"value": "The value"},
         pending=_pending_profile_values, alive=_alive(ProfileValue),
-    ))
-    register_kind(Kind(
+    ),
+    Kind(
         name="identity_link", label="Identity link", load=_suggestion, describe=_describe_suggestion,
         approve=_accept_suggestion, reject=_reject_suggestion, pending=_pending_suggestions,
         approve_label="Link them", reject_label="Different people", alive=_alive(LinkSuggestion),
-    ))
+    ),
+)

@@ -210,3 +210,12 @@ def embedding_pending_count(workspace: Workspace) -> int:
     """For /api/v1/status: entity cards and relationships still waiting for an embedding."""
     return (Entity.objects.filter(workspace=workspace, embedding__isnull=True, merged_into__isnull=True).count()
             + Relationship.objects.filter(workspace=workspace, embedding__isnull=True).count())
+
+
+def entity_count(workspace: Workspace) -> int:
+    """For the dashboard: entities, not counting those merged into another."""
+    return Entity.objects.filter(workspace=workspace, merged_into__isnull=True).count()
+
+
+def link_suggestion_pending_count(workspace: Workspace) -> int:
+    return LinkSuggestion.objects.filter(workspace=workspace, status="pending").count()

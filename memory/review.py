@@ -11,7 +11,7 @@ from pgvector.django import CosineDistance
 from core.services import Actor
 from memory import services
 from memory.models import OPEN_STATUSES, Graduation, GraduationStatus, Memory, MemoryStatus, Procedure
-from review.registry import Description, Kind, register_kind, waiting
+from review.registry import Description, Kind, waiting
 
 SIMILAR_MAX_DISTANCE = 0.5
 
@@ -200,27 +200,29 @@ def _alive(model):
     return alive
 
 
-def register() -> None:
-    memory_fields = {"text": "The memory's text", "type": "Its type"}
-    register_kind(Kind(
+# The kinds this app owns, declared by its layer (memory/layer.py).
+MEMORY_FIELDS = {"text": "The memory's text", "type": "Its type"}
+KINDS = (
+    Kind(
         name="memory", label="Memory", load=_candidate, describe=_describe, approve=_approve, reject=_reject,
-        edit_fields=memory_fields, merge=_merge, similar=_similar, auto_verbs=("memory.auto_approve",),
+        edit_fields=MEMORY_FIELDS, merge=_merge, similar=_similar, auto_verbs=("memory.auto_approve",),
         pending=_pending(False), decide_many=_decide_many, alive=_alive(Memory),
-    ))
-    register_kind(Kind(
+    ),
+    Kind(
         name="conflict", label="Contradiction", load=_candidate, describe=_describe, approve=_approve, reject=_reject,
         edit_fields={"text": "The new memory's text"}, both=_keep_both, similar=_similar, details=_conflict_details,
         approve_label="New supersedes old", reject_label="Keep the old one", pending=_pending(True),
         alive=_alive(Memory),
-    ))
-    register_kind(Kind(
+    ),
+    Kind(
         name="graduation", label="Graduation", load=_graduation, describe=_describe_graduation,
         approve=_approve_graduation, reject=_reject_graduation,
         edit_fields={"name": "The entity's name", "kind": "The entity's kind"}, pending=_pending_graduations,
         approve_label="Graduate", alive=_alive(Graduation),
-    ))
-    register_kind(Kind(
+    ),
+    Kind(
         name="low_effectiveness", label="Failing procedure", load=_flagged, describe=_describe_flagged,
         approve=_retire, reject=_keep, pending=_pending_flagged, approve_label="Retire", reject_label="Keep it",
         alive=_alive(Procedure),
-    ))
+    ),
+)

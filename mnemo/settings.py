@@ -99,6 +99,20 @@ INSTALLED_APPS = [
     "review",
 ]
 
+# The derivation pipeline, in order (core/layers.py says what a layer is and what the
+# order means). Adding a layer: an app folder with a layer.py, and one line here.
+MNEMO_LAYERS = [
+    "conversations.layer.LAYER",  # the log: interaction embeddings; erased last
+    "review.layer.LAYER",  # the queue of every later layer's candidates: erased after them
+    "entities.layer.LAYER",  # profile values, relationships, entity candidates
+    "memory.layer.LAYER",  # memories and episodes (after entities: graduation signal 4)
+    "context.layer.LAYER",  # concept links
+]
+# How long a worker's claim on backlog rows lasts (conversations.services): past it, a
+# worker that died mid-derivation has its interactions taken by another. Longer than the
+# slowest derivation (an LLM call with its retries).
+MNEMO_CLAIM_LEASE_SECONDS = env_float("MNEMO_CLAIM_LEASE_SECONDS", 300.0)
+
 MIDDLEWARE = [
     "core.logging.RequestIdMiddleware",
     # Under /api/: NUL bytes, oversized or too deeply nested bodies refused before any view.

@@ -1,5 +1,5 @@
-"""The kind registry (DESIGN.md, review): each app registers the kinds of review item it
-owns, with the handlers that change its own rows. The queue calls these handlers and never
+"""The kind registry (DESIGN.md, review): each layer declares the kinds of review item it
+owns (`Layer.review_kinds`, core.layers), with the handlers that change its own rows. The queue calls these handlers and never
 writes another app's tables itself.
 
 A kind describes a target when an item opens (what the queue shows is copied then), loads
@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from core import layers
 from core.services import Actor
 
 
@@ -94,16 +95,10 @@ class Kind:
         return self.similar is not None
 
 
-_kinds: dict[str, Kind] = {}
-
-
-def register_kind(kind: Kind) -> None:
-    _kinds[kind.name] = kind
+def kinds() -> dict[str, Kind]:
+    """Every layer's kinds, by name, in pipeline order."""
+    return {kind.name: kind for kind in layers.review_kinds()}
 
 
 def kind_get(name: str) -> Kind:
-    return _kinds[name]
-
-
-def kinds() -> dict[str, Kind]:
-    return dict(_kinds)
+    return kinds()[name]

@@ -7,6 +7,7 @@ Reviewer statistics are computed from those events (review.selectors), not store
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
@@ -341,18 +342,18 @@ def review_or(*, workspace_id: int, kinds: tuple[str, ...], target_id: int, acto
 
 # --- merges and erasure (registered with the entities app) -----------------------------------
 
-def review_items_move(source, target) -> list[int]:
+def review_items_move(source, target) -> dict[str, list[int]]:
     """A merge: items about the source are about the target now (a split moves them back)."""
     ids = list(ReviewItem.objects.filter(entity=source).values_list("pk", flat=True))
     ReviewItem.objects.filter(pk__in=ids).update(entity=target)
-    return ids
+    return {"review_items": ids}
 
 
-def review_items_restore(ids: list[int], source) -> None:
-    ReviewItem.objects.filter(pk__in=ids).update(entity=source)
+def review_items_restore(moved: Mapping[str, list[int]], source) -> None:
+    ReviewItem.objects.filter(pk__in=moved.get("review_items", [])).update(entity=source)
 
 
-def review_items_erase(entity, interaction_ids: list[int]) -> int:
+def review_items_erase(entity, interaction_ids: list[int]) -> dict[str, int]:
     """Items copy text from what they propose, so an erasure removes every item about the
     person, quoting their messages, naming them in a proposal, or whose target the other
     erasers removed (decided items included: the copy must go too)."""
@@ -370,4 +371,4 @@ def review_items_erase(entity, interaction_ids: list[int]) -> int:
         targets = dict(rows.filter(kind=kind.name).exclude(pk__in=doomed).values_list("pk", "target_id"))
         alive = kind.alive(list(set(targets.values())))
         doomed |= {pk for pk, target in targets.items() if target not in alive}
-    return ReviewItem.objects.filter(pk__in=doomed).delete()[1].get(ReviewItem._meta.label, 0)
+    return {"review_items": ReviewItem.objects.filter(pk__in=doomed).delete()[1].get(ReviewItem._meta.label, 0)}

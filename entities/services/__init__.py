@@ -3,7 +3,7 @@ topic; import from here."""
 
 from entities.services.embedding import entities_embed, entities_embed_all, entity_card, relationship_text
 from entities.services.entities import entities_decide, entity_approve, entity_create, entity_propose, entity_reject, entity_update
-from entities.services.erasure import entity_erase, register_eraser
+from entities.services.erasure import entity_erase
 from entities.services.identities import (
     identities_resolve,
     identity_link,
@@ -13,7 +13,7 @@ from entities.services.identities import (
     link_suggestion_reject,
     link_suggestions_scan,
 )
-from entities.services.merging import entity_merge, entity_split, register_merge_mover
+from entities.services.merging import entity_merge, entity_split
 from entities.services.profiles import (
     profile_candidate_add,
     profile_candidate_approve,
@@ -46,8 +46,6 @@ __all__ = [
     "profile_candidate_approve",
     "profile_candidate_reject",
     "profile_set",
-    "register_eraser",
-    "register_merge_mover",
     "relationship_add",
     "relationship_set_status",
     "relationship_text",

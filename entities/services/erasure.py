@@ -2,19 +2,20 @@
 from the insert-only log. It removes the entity's interactions (and their embeddings and
 search vectors, which live in the same rows), its conversations and every summary that
 quoted it, its profile values, relationships, identities, evidence, link suggestions, a
-decision record, and whatever other apps register (memories, gap evidence). Quotes that
-other rows took from its messages are blanked; audit events about it lose their content.
+decision record; every layer's eraser (core.layers, in its order) removes what that
+layer derived (its interactions and conversations: the log layer; memories, packs, review
+items). Quotes that other rows took from its messages are blanked; audit events about it lose their content.
 The answer is a receipt of counts per table; the audit log records the erasure with the
 counts only. Once it commits, a task vacuums every table it wrote (core.maintenance)."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
 
 from django.db import connection, transaction
 from django.db.models import Q
 
+from core import layers
 from core.concurrency import lock_workspaces, retry_on_conflict
 from core.maintenance import tables_written_in_transaction
 from core.models import AuditEvent
@@ -32,14 +33,6 @@ from entities.models import (
     Relationship,
 )
 
-# name -> erase(entity, interaction_ids) -> rows removed; other apps register theirs.
-_erasers: dict[str, Callable[[Entity, list[int]], int]] = {}
-
-
-def register_eraser(name: str, erase: Callable[[Entity, list[int]], int]) -> None:
-    _erasers[name] = erase
-
-
 def _deleted(queryset) -> int:
     return queryset.delete()[1].get(queryset.model._meta.label, 0)
 
@@ -47,23 +40,16 @@ def _deleted(queryset) -> int:
 @retry_on_conflict
 @transaction.atomic
 def entity_erase(*, entity: Entity, actor: Actor = SYSTEM) -> dict[str, int]:
-    from conversations.models import Conversation, ConversationSummary, Interaction, InteractionIndex
-    from conversations.services import backlog_lock, conversations_recount
-
     # core.concurrency's lock order: no new message from the entity meanwhile (ingest),
-    # no worker processing its messages (their backlog rows), no memory written about it
-    # (memory), then the entity itself.
+    # no worker writing what it derived from its messages (their backlog rows, locked by
+    # the log layer), no memory written about it (memory), then the entity itself.
     lock_workspaces("ingest", workspace_ids=[entity.workspace_id])
-    interaction_ids = list(Interaction.objects.filter(entity_id=entity.pk).order_by("pk").values_list("pk", flat=True))
-    backlog_lock(interaction_ids=interaction_ids)
+    interaction_ids = layers.interactions_of(entity)
     lock_workspaces("memory", workspace_ids=[entity.workspace_id])
     entity = Entity.objects.select_for_update().get(pk=entity.pk)
     workspace = entity.workspace
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL mnemo.erasure = 'on'")
-    receipt: dict[str, int] = {}
-    touched = set(Interaction.objects.filter(pk__in=interaction_ids).values_list("conversation_id", flat=True))
-    touched |= set(Conversation.objects.filter(entity=entity).values_list("pk", flat=True))
 
     about = {  # audit targets that are the entity's own rows
         "entities.identity": list(Identity.objects.filter(entity=entity).values_list("pk", flat=True)),
@@ -76,21 +62,11 @@ def entity_erase(*, entity: Entity, actor: Actor = SYSTEM) -> dict[str, int]:
     quoting = Q(evidence_id__in=interaction_ids) & ~Q(entity=entity)
     ProfileValue.objects.filter(quoting).update(quote="", evidence=None)
     Relationship.objects.filter(evidence_id__in=interaction_ids).update(quote="", evidence=None)
-    for name, erase in _erasers.items():
-        receipt[name] = erase(entity, interaction_ids)
-    Conversation.objects.filter(pk__in=touched).update(current_summary=None)
-    # Version chains point backwards (PROTECT); unhook them before deleting the versions.
-    ConversationSummary.objects.filter(conversation_id__in=touched).update(supersedes=None)
     ProfileValue.objects.filter(entity=entity).update(supersedes=None)
-    receipt["summaries"] = _deleted(ConversationSummary.objects.filter(conversation_id__in=touched))
-    receipt["interaction_embeddings"] = InteractionIndex.objects.filter(interaction_id__in=interaction_ids).count()
-    receipt["evidence"] = EntityEvidence.objects.filter(Q(entity=entity) | Q(interaction_id__in=interaction_ids)).count()
-    EntityEvidence.objects.filter(Q(entity=entity) | Q(interaction_id__in=interaction_ids)).delete()
-    receipt["interactions"] = _deleted(Interaction.objects.filter(pk__in=interaction_ids))
-    # Conversations left with other people's messages stay (re-counted, to be re-summarised);
-    # the entity's own conversations left empty go.
-    remaining = conversations_recount(conversation_ids=touched, without_entity=entity)
-    receipt["conversations"] = _deleted(Conversation.objects.filter(pk__in=touched).exclude(pk__in=remaining))
+    evidence = EntityEvidence.objects.filter(Q(entity=entity) | Q(interaction_id__in=interaction_ids))
+    receipt: dict[str, int] = {"evidence": evidence.count()}
+    evidence.delete()
+    receipt.update(layers.erase(entity, interaction_ids))
     receipt["profile_values"] = _deleted(ProfileValue.objects.filter(entity=entity))
     receipt["relationships"] = _deleted(Relationship.objects.filter(Q(subject=entity) | Q(object=entity)))
     receipt["link_suggestions"] = _deleted(LinkSuggestion.objects.filter(Q(entity=entity) | Q(identity__entity=entity)))

@@ -19,7 +19,9 @@ def _object_entity(sender: Entity, name: str, kind: str, interaction, quote: str
     return entity
 
 
-def interactions_extract(interactions) -> None:
+def interactions_extract(interactions, drafts=None) -> None:
+    """The entities layer's write (core.layers): it needs no prepare, the rules are pure
+    and quick, so it reads the interactions as the claiming transaction sees them."""
     for interaction in interactions:
         sender = interaction.entity
         if interaction.direction == "system" or not is_who_kind(sender.kind):

@@ -1,30 +1,19 @@
 """Merging two entities, and splitting them again. A merge moves the source's identities,
-interactions, conversations, profile values, relationships and evidence (and whatever other
-apps register) to the target, records every moved id, and marks the source superseded; a
-split moves exactly those rows back. Nothing merges by itself: a person asks for it."""
+profile values, relationships and evidence, and every layer's rows about it (core.layers:
+interactions and conversations, memories, review items) to the target, records every
+moved id, and marks the source superseded; a split moves exactly those rows back.
+Nothing merges by itself: a person asks for it."""
 
 from __future__ import annotations
-
-from collections.abc import Callable
 
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.utils import timezone
 
+from core import layers
 from core.errors import Conflict
 from core.services import SYSTEM, Actor, audit_record
 from entities.models import Entity, EntityEvidence, EntityMerge, EntityStatus, Identity, ProfileValue, Relationship
-
-# name -> (move(source, target) -> moved ids, restore(ids, source)); other apps (memories)
-# register theirs so a merge carries their rows too.
-Mover = tuple[Callable[[Entity, Entity], list[int]], Callable[[list[int], Entity], None]]
-_movers: dict[str, Mover] = {}
-
-
-def register_merge_mover(name: str, move: Callable[[Entity, Entity], list[int]],
-                         restore: Callable[[list[int], Entity], None]) -> None:
-    _movers[name] = (move, restore)
-
 
 def _relink_on() -> None:
     # The log and profiles are insert-only; a merge may re-point their entity_id only.
@@ -42,12 +31,8 @@ def _move(model, field: str, source: Entity, target: Entity, *, exclude: dict | 
 
 
 def _moves(source: Entity, target: Entity) -> dict[str, list[int]]:
-    from conversations.models import Conversation, Interaction
-
     moved = {
         "identities": _move(Identity, "entity", source, target),
-        "interactions": _move(Interaction, "entity", source, target),
-        "conversations": _move(Conversation, "entity", source, target),
         "profile_values": _move(ProfileValue, "entity", source, target),
         # A relationship between the two would become a self-relationship: it stays put.
         "relationships_out": _move(Relationship, "subject", source, target, exclude={"object": target}),
@@ -57,24 +42,15 @@ def _moves(source: Entity, target: Entity) -> dict[str, list[int]]:
             "interaction_id__in": EntityEvidence.objects.filter(entity=target).values("interaction_id"),
         }),
     }
-    for name, (move, _) in _movers.items():
-        moved[name] = move(source, target)
-    return moved
+    return {**moved, **layers.move(source, target)}
 
 
+# What a merge moved of entities' own rows: record key -> (model, field).
 _FIELDS = {
-    "identities": ("Identity", "entity"), "interactions": ("Interaction", "entity"),
-    "conversations": ("Conversation", "entity"), "profile_values": ("ProfileValue", "entity"),
-    "relationships_out": ("Relationship", "subject"), "relationships_in": ("Relationship", "object"),
-    "evidence": ("EntityEvidence", "entity"),
+    "identities": (Identity, "entity"), "profile_values": (ProfileValue, "entity"),
+    "relationships_out": (Relationship, "subject"), "relationships_in": (Relationship, "object"),
+    "evidence": (EntityEvidence, "entity"),
 }
-
-
-def _model(name: str):
-    from conversations.models import Conversation, Interaction
-
-    return {"Identity": Identity, "Interaction": Interaction, "Conversation": Conversation, "ProfileValue": ProfileValue,
-            "Relationship": Relationship, "EntityEvidence": EntityEvidence}[name]
 
 
 @transaction.atomic
@@ -117,10 +93,9 @@ def entity_split(*, merge: EntityMerge, actor: Actor = SYSTEM) -> Entity:
     _relink_on()
     for name, ids in merge.moved.items():
         if name in _FIELDS:
-            model_name, field = _FIELDS[name]
-            _model(model_name).objects.filter(pk__in=ids).update(**{field: source})
-        elif name in _movers:
-            _movers[name][1](ids, source)
+            model, field = _FIELDS[name]
+            model.objects.filter(pk__in=ids).update(**{field: source})
+    layers.restore(merge.moved, source)
     source.merged_into = None
     source.status = merge.source_state.get("status", EntityStatus.ACTIVE)
     source.confidence = merge.source_state.get("confidence", source.confidence)

@@ -1,7 +1,12 @@
 """Writes for memories: each use case is atomic and audited (HOUSE_STYLE.md). Split by
 topic; import from here."""
 
-from memory.services.extracting import episodes_cut, episodes_flush, interactions_extract_memories
+from memory.services.extracting import (
+    episodes_cut,
+    episodes_flush,
+    interactions_prepare_memories,
+    interactions_write_memories,
+)
 from memory.services.graduation import graduation_accept, graduation_propose, graduation_reject, memory_graduate
 from memory.services.memories import (
     DEFAULT_POLICY,
@@ -59,7 +64,8 @@ __all__ = [
     "graduation_accept",
     "graduation_propose",
     "graduation_reject",
-    "interactions_extract_memories",
+    "interactions_prepare_memories",
+    "interactions_write_memories",
     "memories_embed",
     "memories_erase",
     "memories_move",

@@ -1,25 +1,31 @@
-"""Memories from new interactions, run by background processing (`process_interaction`):
-the named rules first (memory.extraction, pure), the LLM extractor when one is configured,
-and an episodic memory per conversation segment. Decision, constraint and requirement cues
+"""Memories from new interactions, the memory layer of the derivation pipeline
+(core.layers, memory/layer.py): the named rules first (memory.extraction, pure), the LLM
+extractor when one is configured, and an episodic memory per conversation segment.
+`interactions_prepare_memories` runs the rules, calls the LLM and embeds what they found
+(and the episodes this batch should complete) with no lock held;
+`interactions_write_memories` stores it in the claiming transaction. Decision, constraint and requirement cues
 become entity candidates (seed 000: their canonical home), and when such an entity is
 already stated by a fact memory, that memory is proposed for graduation (signal 4)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
+from conversations.selectors import processed_interactions_after
 from conversations.summarise import Turn
 from core.concurrency import retry_on_conflict
 from core.errors import ApiError
 from core.providers import ProviderError, get_embedder, get_llm
 from core.safe_text import SecretRefused
+from entities.services import entity_propose
 from memory.extraction import MemoryCandidate, episode, extract
 from memory.models import EpisodeCursor, MemoryType
 from memory.services.graduation import graduation_check_extractor
@@ -44,13 +50,22 @@ def _speaker(interaction) -> str:
     return interaction.entity.name or interaction.sender_name or interaction.channel_id
 
 
-def _rule_drafts(interaction) -> list[_Pending]:
+@dataclass(frozen=True)
+class _EntityCue:
+    """A decision, constraint or requirement cue: an entity candidate (seed 000)."""
+
+    interaction_id: int
+    candidate: MemoryCandidate
+    text: str
+
+
+def _rule_drafts(interaction, cues: list[_EntityCue]) -> list[_Pending]:
     speaker = _speaker(interaction)
     found = []
     for c in extract(interaction.content, anchor=interaction.occurred_at):
         text = c.text.replace("{speaker}", speaker)
         if c.route == "entity":
-            _entity_candidate(interaction, c, text)
+            cues.append(_EntityCue(interaction.pk, c, text))
             continue
         found.append(_Pending(Draft(
             type=c.type, text=text, certainty=c.certainty, confidence=c.confidence, importance=c.importance,
@@ -63,8 +78,6 @@ def _rule_drafts(interaction) -> list[_Pending]:
 
 
 def _entity_candidate(interaction, candidate: MemoryCandidate, text: str) -> None:
-    from entities.services import entity_propose
-
     entity_propose(workspace_id=interaction.workspace_id, kind=candidate.entity_kind or "fact", name=candidate.name,
                    evidence_ids=[interaction.pk], quote=candidate.quote, description=text,
                    confidence=candidate.confidence, rule=f"rule:{candidate.rule}")
@@ -146,24 +159,56 @@ def _store(pending: _Pending, workspace_id: int, embedding, dedup_near: bool = T
         logger.warning("memory skipped", extra={"error": message, "rule": pending.draft.rule})
 
 
-def interactions_extract_memories(interactions: Sequence) -> None:
-    """The processor registered with conversations: memories from a batch of new
-    interactions, and the episodes their conversations now complete. Everything new is
-    embedded in one call: the model is the cost, and one batch pads least."""
-    pending: list[_Pending] = []
+@dataclass
+class MemoryDrafts:
+    """What `interactions_prepare_memories` found, for `interactions_write_memories`."""
+
+    pending: list[_Pending] = field(default_factory=list)
+    cues: list[_EntityCue] = field(default_factory=list)
+    vectors: dict[str, list[float]] = field(default_factory=dict)  # text -> embedding
+
+
+def interactions_prepare_memories(interactions: Sequence) -> MemoryDrafts:
+    """Prepare (no lock held): the rules' and the LLM's drafts, and the embeddings of
+    those and of the episodes this batch should complete. Everything is embedded in one
+    call: the model is the cost, and one batch pads least."""
+    drafts = MemoryDrafts()
     for interaction in interactions:
         if interaction.direction != "system":
-            pending += _rule_drafts(interaction)
-    pending += _llm_drafts(interactions)
-    workspace_of = {i.pk: i.workspace_id for i in interactions}
-    workspaces = [workspace_of[p.draft.evidence[0].interaction_id] for p in pending]
+            drafts.pending += _rule_drafts(interaction, drafts.cues)
+    drafts.pending += _llm_drafts(interactions)
+    texts = [p.draft.text for p in drafts.pending]
+    for conversation_id in sorted({i.conversation_id for i in interactions}):
+        batch = [i for i in interactions if i.conversation_id == conversation_id]
+        texts += [d.text for d in _episodes_expected(conversation_id, batch)]
+    texts = list(dict.fromkeys(texts))
+    drafts.vectors = dict(zip(texts, get_embedder().embed(texts))) if texts else {}
+    return drafts
+
+
+def interactions_write_memories(interactions: Sequence, drafts: MemoryDrafts) -> None:
+    """Write (the claiming transaction): the entity candidates, then the memories and the
+    episodes the batch completes. Only what derives from `interactions` (those still
+    waiting) is written, about their entity as it is now (a merge may have run since
+    prepare). An episode whose text prepare did not foresee (another batch of the
+    conversation was written meanwhile) is stored without an embedding; its embedding
+    task adds one after commit."""
+    alive = {i.pk: i for i in interactions}
+    for cue in drafts.cues:
+        if cue.interaction_id in alive:
+            _entity_candidate(alive[cue.interaction_id], cue.candidate, cue.text)
+    items = []
+    for pending in drafts.pending:
+        sources = [alive.get(e.interaction_id) for e in pending.draft.evidence]
+        if None in sources:
+            continue
+        draft = dataclasses.replace(pending.draft, subject_id=sources[0].entity_id)
+        items.append((_Pending(draft, pending.candidate), sources[0].workspace_id))
     cuts = [_cut(conversation_id=cid, flush=False) for cid in sorted({i.conversation_id for i in interactions})]
     for cut in cuts:
-        pending += [_Pending(d) for d in cut.drafts]
-        workspaces += [cut.workspace_id] * len(cut.drafts)
-    vectors = get_embedder().embed([p.draft.text for p in pending]) if pending else []
-    for item, workspace_id, vector in zip(pending, workspaces, vectors):
-        _store(item, workspace_id, vector, dedup_near=item.draft.rule != EPISODE_RULE)
+        items += [(_Pending(d), cut.workspace_id) for d in cut.drafts]
+    for item, workspace_id in items:
+        _store(item, workspace_id, drafts.vectors.get(item.draft.text), dedup_near=item.draft.rule != EPISODE_RULE)
     for cut in cuts:
         cut.advance()
 
@@ -191,37 +236,56 @@ class _Cut:
             self.cursor.save(update_fields=["last_interaction_id", "updated_at"])
 
 
+def _segments(fresh: list, flush: bool) -> list[list]:
+    size = settings.MNEMO_EPISODE_TURNS
+    fresh = [i for i in fresh if i.direction != "system"]
+    segments = [fresh[start:start + size] for start in range(0, len(fresh), size)]
+    if segments and len(segments[-1]) < size and not flush:
+        segments.pop()
+    return segments
+
+
+def _episode_drafts(segments: list[list]) -> list[Draft]:
+    # A segment of greetings only quotes nothing: no episode for it.
+    return [d for d in (_episode_draft(segment) for segment in segments) if d is not None]
+
+
 def _cut(*, conversation_id: int, flush: bool) -> _Cut:
     """Segments of MNEMO_EPISODE_TURNS turns past the conversation's cursor (with `flush`,
     the shorter remainder too). Call inside a transaction: the advisory lock keeps one
     cutter per conversation until it commits."""
-    from conversations.selectors import processed_interactions_after
-
-    size = settings.MNEMO_EPISODE_TURNS
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_advisory_xact_lock(hashtext('mnemo.episodes'), %s)", [conversation_id])
     cursor_row, _ = EpisodeCursor.objects.get_or_create(conversation_id=conversation_id)
-    fresh = [i for i in processed_interactions_after(conversation_id=conversation_id,
-                                                     after_id=cursor_row.last_interaction_id)
-             if i.direction != "system"]
-    segments = [fresh[start:start + size] for start in range(0, len(fresh), size)]
-    if segments and len(segments[-1]) < size and not flush:
-        segments.pop()
+    segments = _segments(processed_interactions_after(conversation_id=conversation_id,
+                                                      after_id=cursor_row.last_interaction_id), flush)
     if not segments:
         return _Cut(cursor_row, 0, [], cursor_row.last_interaction_id)
-    # A segment of greetings only quotes nothing: no episode for it.
-    drafts = [d for d in (_episode_draft(segment) for segment in segments) if d is not None]
-    return _Cut(cursor_row, segments[0][0].workspace_id, drafts, segments[-1][-1].pk)
+    return _Cut(cursor_row, segments[0][0].workspace_id, _episode_drafts(segments), segments[-1][-1].pk)
+
+
+def _episodes_expected(conversation_id: int, batch: Sequence, *, flush: bool = False) -> list[Draft]:
+    """The episodes `_cut` will write once `batch` counts as processed, read without a lock
+    so their texts can be embedded before the cut: a guess that holds unless another
+    batch of the conversation is written first."""
+    cursor_row = EpisodeCursor.objects.filter(conversation_id=conversation_id).first()
+    after = cursor_row.last_interaction_id if cursor_row else 0
+    fresh = {i.pk: i for i in processed_interactions_after(conversation_id=conversation_id, after_id=after)}
+    fresh |= {i.pk: i for i in batch if i.pk > after}
+    return _episode_drafts(_segments([fresh[pk] for pk in sorted(fresh)], flush))
 
 
 @retry_on_conflict
 def episodes_cut(*, conversation_id: int, flush: bool) -> int:
-    """Write the episodes due in a conversation; returns how many were written."""
+    """Write the episodes due in a conversation; returns how many were written. They are
+    embedded before the transaction (no lock held during the model call); one not
+    foreseen is stored without an embedding, which its embedding task adds."""
+    texts = list(dict.fromkeys(d.text for d in _episodes_expected(conversation_id, [], flush=flush)))
+    vectors = dict(zip(texts, get_embedder().embed(texts))) if texts else {}
     with transaction.atomic():
         cut = _cut(conversation_id=conversation_id, flush=flush)
-        vectors = get_embedder().embed([d.text for d in cut.drafts]) if cut.drafts else []
-        for draft, vector in zip(cut.drafts, vectors):
-            _store(_Pending(draft), cut.workspace_id, vector, dedup_near=False)
+        for draft in cut.drafts:
+            _store(_Pending(draft), cut.workspace_id, vectors.get(draft.text), dedup_near=False)
         cut.advance()
     return len(cut.drafts)
 

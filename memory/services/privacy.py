@@ -1,4 +1,4 @@
-"""Memories under entity merges and erasure (registered with entities in apps.ready).
+"""Memories under entity merges and erasure (the memory layer's hooks, memory/layer.py).
 
 A merge moves the memories about the source entity to the target and a split moves
 exactly those back. Erasing a person removes every memory about them and every memory
@@ -8,22 +8,24 @@ point at those memories."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from django.db.models import Q
 
 from memory.models import Graduation, Memory, MemoryEvidence, WorkingMemoryItem
 
 
-def memories_move(source, target) -> list[int]:
+def memories_move(source, target) -> dict[str, list[int]]:
     ids = list(Memory.objects.filter(subject=source).values_list("pk", flat=True))
     Memory.objects.filter(pk__in=ids).update(subject=target)
-    return ids
+    return {"memories": ids}
 
 
-def memories_restore(ids: list[int], source) -> None:
-    Memory.objects.filter(pk__in=ids).update(subject=source)
+def memories_restore(moved: Mapping[str, list[int]], source) -> None:
+    Memory.objects.filter(pk__in=moved.get("memories", [])).update(subject=source)
 
 
-def memories_erase(entity, interaction_ids: list[int]) -> int:
+def memories_erase(entity, interaction_ids: list[int]) -> dict[str, int]:
     quoting = MemoryEvidence.objects.filter(interaction_id__in=interaction_ids).values("memory_id")
     doomed = set(Memory.objects.filter(Q(subject=entity) | Q(pk__in=quoting)).values_list("pk", flat=True))
     # Versions and duplicates point at each other; a version of a doomed memory goes too.
@@ -36,4 +38,4 @@ def memories_erase(entity, interaction_ids: list[int]) -> int:
     WorkingMemoryItem.objects.filter(ref_memory_id__in=doomed).delete()
     Graduation.objects.filter(memory_id__in=doomed).delete()
     Memory.objects.filter(pk__in=doomed).update(supersedes=None, duplicate_of=None, conflicts_with=None)
-    return Memory.objects.filter(pk__in=doomed).delete()[1].get("memory.Memory", 0)
+    return {"memories": Memory.objects.filter(pk__in=doomed).delete()[1].get("memory.Memory", 0)}

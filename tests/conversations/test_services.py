@@ -190,28 +190,28 @@ def test_a_summary_names_pending_actions_and_a_tone(workspace):
 
 
 def test_status_counts_summaries_due(workspace):
-    from core import registry
+    from core import layers
 
     chat(workspace, T0, SESSION)
     conversation = Conversation.objects.get()
-    assert registry.pending_counts(workspace)["conversation summaries"] == 0  # still active
+    assert layers.pending_counts(workspace)["conversation summaries"] == 0  # still active
     services.conversation_set_status(conversation=conversation, status="idle", reason="test")
-    assert registry.pending_counts(workspace)["conversation summaries"] == 1
+    assert layers.pending_counts(workspace)["conversation summaries"] == 1
     services.conversation_summarise(conversation_id=conversation.pk)
-    assert registry.pending_counts(workspace)["conversation summaries"] == 0
+    assert layers.pending_counts(workspace)["conversation summaries"] == 0
 
 
 # --- background processing --------------------------------------------------------------------------
 
 def test_processing_embeds_each_interaction_once(workspace):
-    from core import registry
+    from core import layers
 
     results = chat(workspace, T0, SESSION)
     ids = [r.id for r in results]
-    assert registry.pending_counts(workspace)["interactions"] == len(SESSION)
+    assert layers.pending_counts(workspace)["interactions"] == len(SESSION)
     assert services.interactions_index(interaction_ids=ids) == len(SESSION)
     assert services.interactions_index(interaction_ids=ids) == 0  # idempotent
-    assert registry.pending_counts(workspace)["interactions"] == 0
+    assert layers.pending_counts(workspace)["interactions"] == 0
     row = InteractionIndex.objects.get(interaction_id=ids[2])
     assert len(row.embedding) == 384 and row.model == "all-MiniLM-L6-v2"
 

@@ -9,11 +9,16 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from core import registry, services
+from core import services
+from core.layers import Layer
 from core.models import ApiKey, AuditEvent
 from tests.helpers import ApiClient, assert_error
 
 pytestmark = pytest.mark.django_db
+
+# A layer added through settings.MNEMO_LAYERS; its counter reads this table.
+TEST_LAYER_COUNTS: dict[int, int] = {}
+TEST_LAYER = Layer(name="test", pending={"test items": lambda ws: TEST_LAYER_COUNTS.get(ws.pk, 0)})
 
 
 # --- authentication -------------------------------------------------------------------
@@ -176,17 +181,16 @@ def test_ready_is_503_when_the_filesystem_broker_folder_is_missing(client, setti
     assert "gone" in response.json()["checks"]["broker"]["detail"]
 
 
-def test_status_counts_registered_pending_work_for_the_keys_workspace_only(api, workspace, other_workspace):
+def test_status_counts_a_layers_pending_work_for_the_keys_workspace_only(api, workspace, other_workspace, settings):
     counts = {workspace.pk: 3, other_workspace.pk: 7}
-    registry.register_pending("test items", lambda ws: counts.get(ws.pk, 0))
-    try:
-        body = api.get("/status").json()
-        assert body["pending"]["test items"] == 3
-        assert body["idle"] is False
-        counts[workspace.pk] = 0
-        assert api.get("/status").json()["idle"] is True
-    finally:
-        registry._pending.pop("test items")
+    TEST_LAYER_COUNTS.clear()
+    TEST_LAYER_COUNTS.update(counts)
+    settings.MNEMO_LAYERS = [*settings.MNEMO_LAYERS, "tests.core.test_api.TEST_LAYER"]
+    body = api.get("/status").json()
+    assert body["pending"]["test items"] == 3
+    assert body["idle"] is False
+    TEST_LAYER_COUNTS[workspace.pk] = 0
+    assert api.get("/status").json()["idle"] is True
 
 
 def test_status_shows_the_last_worker_heartbeat(api):

@@ -17,7 +17,13 @@ from conversations.services import InteractionItem, interactions_index, interact
 from entities.models import Entity
 from entities.services import entity_create, entity_erase, entity_merge, entity_split
 from memory.models import EpisodeCursor, Graduation, Memory, MemoryEvidence
-from memory.services import Draft, episodes_flush, interactions_extract_memories, memory_store
+from memory.services import (
+    Draft,
+    episodes_flush,
+    interactions_prepare_memories,
+    interactions_write_memories,
+    memory_store,
+)
 from tests.openai_server import OpenAIServer
 
 pytestmark = pytest.mark.django_db
@@ -63,7 +69,8 @@ def test_saying_it_again_reinforces_and_a_retry_counts_once(workspace):
     memory = rule_memories(type="preference").get()
     assert memory.reinforcement_count == 1
     assert set(memory.evidence.values_list("interaction_id", flat=True)) == {first, second}
-    interactions_extract_memories(list(Interaction.objects.filter(pk=second).select_related("entity")))
+    retried = list(Interaction.objects.filter(pk=second).select_related("entity"))
+    interactions_write_memories(retried, interactions_prepare_memories(retried))
     memory.refresh_from_db()
     assert memory.reinforcement_count == 1 and rule_memories(type="preference").count() == 1
 

@@ -1,0 +1,21 @@
+"""The log layer (core.layers): first in the pipeline. It embeds each new interaction
+(what marks it processed), is erased last, and moves interactions and conversations with
+their entity on a merge."""
+
+from conversations import erasure, selectors, services
+from core.layers import Layer
+
+LAYER = Layer(
+    name="interactions",
+    prepare=services.interactions_embed,
+    write=services.interactions_index_write,
+    interactions_of=erasure.interactions_of,
+    erase=erasure.log_erase,
+    move=erasure.log_move,
+    restore=erasure.log_restore,
+    pending={
+        "interactions": selectors.interactions_unprocessed_count,
+        "conversation summaries": selectors.summaries_due_count,
+    },
+    counts={"Interactions": selectors.interaction_count, "Conversations": selectors.conversation_count},
+)
