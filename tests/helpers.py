@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from django.db import connections
 from django.test import Client
 
 
@@ -60,3 +61,14 @@ def wait_for(predicate, timeout: float = 30.0, interval: float = 0.2) -> bool:
 
 # Debian's Chromium, driven by Playwright in the browser tests (tests/conftest.py: browser).
 CHROMIUM = "/usr/bin/chromium"
+
+
+def closing_connections(fn):
+    """For a function run in a thread of its own: each thread has its own database
+    connection; closing it at the end lets the test database be dropped."""
+    def run(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            connections.close_all()
+    return run

@@ -73,3 +73,14 @@ class OpenAIServer:
     def close(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+def llm_pointed_at(server: OpenAIServer, settings):
+    """Generator for a fixture: the LLM provider talks to `server` (no retries) until the
+    fixture ends; the provider's cached client is dropped on both sides."""
+    from core.providers import llm as llm_module
+
+    settings.MNEMO_LLM_URL, settings.MNEMO_LLM_MODEL, settings.MNEMO_LLM_RETRIES = server.url, "test-model", 0
+    llm_module._llm = None
+    yield server
+    llm_module._llm = None

@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 import pytest
 from django.conf import settings as django_settings
-from django.db import connection, connections, transaction
+from django.db import connection, transaction
 from django.utils import timezone as dj_timezone
 
 from conversations.models import Interaction, InteractionBacklog, InteractionIndex
@@ -29,8 +29,8 @@ from entities.models import Entity
 from entities.services import entity_erase, entity_merge, entity_split
 from memory.models import Memory, MemoryEvidence
 from review.models import ReviewItem
-from tests.helpers import wait_for
-from tests.openai_server import OpenAIServer
+from tests.helpers import closing_connections, wait_for
+from tests.openai_server import OpenAIServer, llm_pointed_at
 
 T0 = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
 REPO = Path(__file__).resolve().parents[2]
@@ -126,24 +126,8 @@ def test_a_merge_carries_an_added_layers_rows_and_a_split_brings_them_back(works
 @pytest.fixture
 def llm(settings):
     server = OpenAIServer()
-    settings.MNEMO_LLM_URL = server.url
-    settings.MNEMO_LLM_MODEL = "test-model"
-    settings.MNEMO_LLM_RETRIES = 0
-    from core.providers import llm as llm_module
-
-    llm_module._llm = None
-    yield server
-    llm_module._llm = None
+    yield from llm_pointed_at(server, settings)
     server.close()
-
-
-def _close_connection(fn):
-    def run(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            connections.close_all()
-    return run
 
 
 @pytest.mark.django_db(transaction=True)
@@ -151,7 +135,7 @@ def test_while_the_llm_is_slow_no_lock_of_the_workspace_or_its_backlog_is_held(w
     ids = log(workspace, TALK)
     llm.chat(json.dumps({"memories": []}), delay=4)
     with ThreadPoolExecutor(1) as pool:
-        worker = pool.submit(_close_connection(interactions_index), interaction_ids=ids)
+        worker = pool.submit(closing_connections(interactions_index), interaction_ids=ids)
         assert wait_for(lambda: llm.requests, timeout=60)  # the worker is inside the LLM call
         with transaction.atomic():
             with connection.cursor() as cursor:

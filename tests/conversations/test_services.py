@@ -233,14 +233,10 @@ def test_the_embedding_index_answers_nearest_neighbours(workspace):
 
 @pytest.fixture
 def llm_server(settings):
-    import core.providers.llm as llm_module
-    from tests.openai_server import OpenAIServer
+    from tests.openai_server import OpenAIServer, llm_pointed_at
 
     server = OpenAIServer()
-    settings.MNEMO_LLM_URL, settings.MNEMO_LLM_MODEL, settings.MNEMO_LLM_RETRIES = server.url, "test-model", 0
-    llm_module._llm = None
-    yield server
-    llm_module._llm = None
+    yield from llm_pointed_at(server, settings)
     server.close()
 
 

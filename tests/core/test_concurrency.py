@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from celery.contrib.testing.worker import start_worker
 import psycopg.errors
-from django.db import OperationalError, connection, connections, transaction
+from django.db import OperationalError, connection, transaction
 
 from core import concurrency
 from conversations.models import Interaction, InteractionBacklog, InteractionIndex
@@ -22,7 +22,7 @@ from entities.models import DecisionRecord, Entity
 from memory.models import Memory
 from mnemo.celery import app
 from review.models import ReviewItem
-from tests.helpers import ApiClient, assert_error, wait_for
+from tests.helpers import ApiClient, assert_error, closing_connections, wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -68,18 +68,7 @@ class _Run:
                     self.interactions[result["id"]] = handle
 
 
-def _close_connection(fn):
-    # Each thread has its own database connection; closing it at the end lets the test
-    # database be dropped.
-    def run(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            connections.close_all()
-    return run
-
-
-@_close_connection
+@closing_connections
 def _batches(api: ApiClient, run: _Run, seed: int):
     rng = random.Random(seed)
     for round_ in range(ROUNDS // 3):
@@ -93,7 +82,7 @@ def _batches(api: ApiClient, run: _Run, seed: int):
             run.logged(response.json()["results"], [item["channel_id"] for item in items])
 
 
-@_close_connection
+@closing_connections
 def _singles(api: ApiClient, run: _Run, seed: int):
     rng = random.Random(seed)
     for i in range(ROUNDS * 2):
@@ -105,7 +94,7 @@ def _singles(api: ApiClient, run: _Run, seed: int):
             run.logged([response.json()], [handle])
 
 
-@_close_connection
+@closing_connections
 def _memories(api: ApiClient, run: _Run, subject_id: int):
     # Two contradicting values of one attribute, again and again: dedup, contradiction and
     # the review queue all at once.
@@ -119,7 +108,7 @@ def _memories(api: ApiClient, run: _Run, subject_id: int):
                 run.memories.add(response.json()["memory"]["id"])
 
 
-@_close_connection
+@closing_connections
 def _procedures(api: ApiClient, run: _Run):
     for i in range(ROUNDS):
         response = run.record("procedures", api.post("/procedures", {
@@ -130,7 +119,7 @@ def _procedures(api: ApiClient, run: _Run):
                 run.memories.add(response.json()["memory"]["id"])
 
 
-@_close_connection
+@closing_connections
 def _decisions(api: ApiClient, run: _Run):
     for i in range(ROUNDS):
         response = run.record("decisions", api.post("/decisions", {
@@ -142,7 +131,7 @@ def _decisions(api: ApiClient, run: _Run):
                 run.decisions.add(response.json()["decision"]["id"])
 
 
-@_close_connection
+@closing_connections
 def _reviews(api: ApiClient, run: _Run, seed: int):
     rng = random.Random(seed)
     for i in range(ROUNDS * 2):
@@ -157,7 +146,7 @@ def _reviews(api: ApiClient, run: _Run, seed: int):
             run.record("review one", api.post(f"/candidates/{rng.choice(ids)}/reject", {"note": "no"}))
 
 
-@_close_connection
+@closing_connections
 def _erasures(api: ApiClient, admin: ApiClient, run: _Run):
     # A visitor talks in the shared rooms (their conversations then hold others' messages
     # too) and is erased while everyone else keeps writing.
@@ -248,8 +237,8 @@ def test_a_real_deadlock_victim_is_retried_and_both_writers_finish(workspace):
         Entity.objects.filter(pk__in=order).update(description=name)
 
     with ThreadPoolExecutor(2) as pool:
-        jobs = [pool.submit(_close_connection(rename), "ab", [first.pk, second.pk]),
-                pool.submit(_close_connection(rename), "ba", [second.pk, first.pk])]
+        jobs = [pool.submit(closing_connections(rename), "ab", [first.pk, second.pk]),
+                pool.submit(closing_connections(rename), "ba", [second.pk, first.pk])]
         for job in jobs:
             job.result()
     assert sorted(attempts.values()) == [1, 2]
@@ -333,7 +322,7 @@ def test_logging_a_message_does_not_wait_for_the_worker_embedding_its_sender(api
 
     monkeypatch.setattr(providers, "get_embedder", lambda: HeldEmbedder())
     with ThreadPoolExecutor(1) as pool:
-        worker = pool.submit(_close_connection(entities_embed), workspace_id=workspace.pk)
+        worker = pool.submit(closing_connections(entities_embed), workspace_id=workspace.pk)
         assert embedding.wait(timeout=60)
         response = api.post("/interactions", {**message, "content": "are you there?"})
         worker_still_holding = not worker.done()

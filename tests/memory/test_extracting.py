@@ -24,7 +24,7 @@ from memory.services import (
     interactions_write_memories,
     memory_store,
 )
-from tests.openai_server import OpenAIServer
+from tests.openai_server import OpenAIServer, llm_pointed_at
 
 pytestmark = pytest.mark.django_db
 
@@ -147,14 +147,7 @@ def llm_server():
 def llm(llm_server, settings):
     llm_server.replies.clear()
     llm_server.requests.clear()
-    settings.MNEMO_LLM_URL = llm_server.url
-    settings.MNEMO_LLM_MODEL = "test-model"
-    settings.MNEMO_LLM_RETRIES = 0
-    from core.providers import llm as llm_module
-
-    llm_module._llm = None
-    yield llm_server
-    llm_module._llm = None
+    yield from llm_pointed_at(llm_server, settings)
 
 
 def test_the_llm_extractor_adds_inferred_candidates_and_rules_still_run(workspace, llm):
