@@ -10,8 +10,8 @@ from core.providers import ProviderError
 
 @shared_task(name="conversations.process_interactions", bind=True, acks_late=True, max_retries=5)
 def process_interactions(self, interaction_ids: list[int]) -> int:
-    """Derive what background work derives from new interactions (their embeddings).
-    Idempotent: interactions already processed are skipped."""
+    """Run the derivation pipeline (core.layers: embeddings, entities, memories, concept
+    links) over new interactions. Idempotent: interactions already processed are skipped."""
     try:
         processed = services.interactions_index(interaction_ids=interaction_ids)
     except ProviderError as exc:

@@ -11,6 +11,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from core.providers import llm as llm_module
+
 
 @dataclass
 class Reply:
@@ -78,8 +80,6 @@ class OpenAIServer:
 def llm_pointed_at(server: OpenAIServer, settings):
     """Generator for a fixture: the LLM provider talks to `server` (no retries) until the
     fixture ends; the provider's cached client is dropped on both sides."""
-    from core.providers import llm as llm_module
-
     settings.MNEMO_LLM_URL, settings.MNEMO_LLM_MODEL, settings.MNEMO_LLM_RETRIES = server.url, "test-model", 0
     llm_module._llm = None
     yield server

@@ -11,6 +11,7 @@ from django.db import DatabaseError, connection, transaction
 from conversations import services
 from conversations.models import Conversation, ConversationSummary, Interaction, InteractionIndex
 from conversations.services import InteractionItem
+from core import layers
 
 pytestmark = pytest.mark.django_db
 
@@ -190,8 +191,6 @@ def test_a_summary_names_pending_actions_and_a_tone(workspace):
 
 
 def test_status_counts_summaries_due(workspace):
-    from core import layers
-
     chat(workspace, T0, SESSION)
     conversation = Conversation.objects.get()
     assert layers.pending_counts(workspace)["conversation summaries"] == 0  # still active
@@ -204,8 +203,6 @@ def test_status_counts_summaries_due(workspace):
 # --- background processing --------------------------------------------------------------------------
 
 def test_processing_embeds_each_interaction_once(workspace):
-    from core import layers
-
     results = chat(workspace, T0, SESSION)
     ids = [r.id for r in results]
     assert layers.pending_counts(workspace)["interactions"] == len(SESSION)
