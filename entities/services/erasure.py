@@ -3,10 +3,11 @@ from the insert-only log. It removes the entity's interactions (and their embedd
 search vectors, which live in the same rows), its conversations and every summary that
 quoted it, its profile values, relationships, identities, evidence, link suggestions, a
 decision record; every layer's eraser (core.layers, in its order) removes what that
-layer derived (its interactions and conversations: the log layer; memories, packs, review
-items). Quotes that other rows took from its messages are blanked; audit events about it lose their content.
-The answer is a receipt of counts per table; the audit log records the erasure with the
-counts only. Once it commits, a task vacuums every table it wrote (core.maintenance)."""
+layer holds (the interactions, conversations and summaries: the log layer; memories,
+packs, review items). Quotes that other rows took from its messages are blanked; audit
+events about it lose their content. The answer is a receipt of counts per table; the
+audit log records the erasure with the counts only. Once it commits, a task vacuums
+every table it wrote (core.maintenance)."""
 
 from __future__ import annotations
 

@@ -3,9 +3,10 @@
 extractor when one is configured, and an episodic memory per conversation segment.
 `interactions_prepare_memories` runs the rules, calls the LLM and embeds what they found
 (and the episodes this batch should complete) with no lock held;
-`interactions_write_memories` stores it in the claiming transaction. Decision, constraint and requirement cues
-become entity candidates (seed 000: their canonical home), and when such an entity is
-already stated by a fact memory, that memory is proposed for graduation (signal 4)."""
+`interactions_write_memories` stores it in the claiming transaction. Decision, constraint
+and requirement cues become entity candidates (seed 000: their canonical home), and when
+such an entity is already stated by a fact memory, that memory is proposed for graduation
+(signal 4)."""
 
 from __future__ import annotations
 
