@@ -121,11 +121,14 @@ def test_episodes_per_segment_and_the_quiet_tail_is_flushed(workspace, settings)
     [episode] = Memory.objects.filter(rule="episode.segment")
     assert episode.type == "episodic" and episode.conversation_id is not None
     assert "8 May 2023" in episode.text and "Caroline" in episode.text
+    # Embedded before the writing transaction: the worker foresaw the episode this batch completes.
+    assert episode.embedding is not None
     assert set(episode.evidence.values_list("interaction_id", flat=True)) <= set(ids[:3])
     assert EpisodeCursor.objects.get().last_interaction_id == ids[2]
     assert episodes_flush(quiet_minutes=0) == 1
     tail = Memory.objects.filter(rule="episode.segment").order_by("-id").first()
     assert set(tail.evidence.values_list("interaction_id", flat=True)) <= set(ids[3:])
+    assert tail.embedding is not None
     assert episodes_flush(quiet_minutes=0) == 0  # nothing left to cut
 
 
