@@ -11,6 +11,7 @@ import pytest
 
 from conversations.models import Interaction
 from conversations.services import interactions_index
+from core import providers
 from entities.models import Entity, Relationship
 from entities.services import entities_embed_all, entity_create, entity_update, relationship_add
 from entities.services.merging import entity_merge
@@ -96,6 +97,27 @@ def test_renaming_clears_the_embeddings_it_made_stale(api, workspace):
     assert entities_embed_all() == 2
     assert _results(api, {"query": "Where does Caroline work?", "types": ["relationship"]})[0]["text"] == \
         "Caroline works at Acme Automation"
+
+
+def test_a_rename_while_the_model_runs_gets_no_stale_embedding(workspace, monkeypatch):
+    # The model runs with no lock held (it may be remote): a rename meanwhile must not be
+    # answered with the vector of the old name; the next run embeds the new one.
+    *_, acme, rel = _acme_job(workspace)
+    real = providers.get_embedder()
+
+    class RenamingEmbedder:
+        name = real.name
+
+        def embed(self, texts):
+            Entity.objects.filter(pk=acme.pk).update(name="Acme Automation")
+            return real.embed(texts)
+
+    monkeypatch.setattr(providers, "get_embedder", lambda: RenamingEmbedder())
+    entities_embed_all()
+    assert Entity.objects.get(pk=acme.pk).embedding is None
+    assert Relationship.objects.get(pk=rel.pk).embedding is None
+    monkeypatch.undo()
+    assert entities_embed_all() == 2
 
 
 def test_a_merge_moving_an_end_clears_the_relationship_embedding(workspace):
