@@ -81,6 +81,7 @@ sys.path.insert(0, str(ROOT))
 from bench import locomo_data  # noqa: E402
 from bench.harness import Mnemo, launched, machine, percentiles, workspace_key, write_report  # noqa: E402
 from context import concepts as concept_rules  # noqa: E402  (pure)
+from core.concepts import concepts as text_concepts  # noqa: E402  (pure)
 from conversations.summarise import Turn, summarise  # noqa: E402  (pure)
 from memory.extraction import episode, extract  # noqa: E402  (pure)
 from memory.rules import text_hash  # noqa: E402  (pure)
@@ -652,7 +653,7 @@ class Generator:
                 d["importance"], d["subject"], d["attribute"][:120], d["value"][:300], d["polarity"],
                 d["source"][:40], d["rule"], d["model"], d["prompt_version"], int(r.conv_ids[r.conv_of[d["at"]]]),
                 occurred, d["event_first"], d["event_last"], d["reinforcement"], confirmed, 0,
-                round(rng.uniform(0.5, 1.0), 3), vector_text(vec), sorted(concept_rules.concepts(d["text"])),
+                round(rng.uniform(0.5, 1.0), 3), vector_text(vec), sorted(text_concepts(d["text"])),
                 json.dumps(d["metadata"]), created, updated))
             for i, quote, start, end in d["evidence"]:
                 chunk.evidence.append((int(evidence_ids[e]), int(mid), int(r.ids[i]), quote, start, end, created))
@@ -821,7 +822,7 @@ def insert_concept_links(conn, workspace_id: int, pool: Pool, use: np.ndarray, n
     said together, counted once per interaction drawn from that text."""
     pairs: dict[tuple[str, str], int] = {}
     for p in np.nonzero(use)[0]:
-        found = sorted(concept_rules.concepts(pool.texts[p], max_concepts=CONCEPTS_PER_MESSAGE))
+        found = sorted(text_concepts(pool.texts[p], max_concepts=CONCEPTS_PER_MESSAGE))
         for a, b in concept_rules.cooccurrence_pairs(found):
             key = (a[:80], b[:80])
             pairs[key] = pairs.get(key, 0) + int(use[p])

@@ -8,7 +8,7 @@ from context import selectors, services
 from context.schemas import ContextIn, PackOut, RecallIn, RecallOut
 from core.redaction import redact_answer
 from core.services import Actor
-from mnemo.auth import require
+from core.auth import require
 
 router = Router(tags=["context"])
 

@@ -27,6 +27,7 @@ from django.utils import timezone
 from context import concepts as concept_rules
 from context import packing, retrieval, scoring
 from context.models import ConceptLink, PackLog
+from core.concepts import concepts as text_concepts
 from core.providers import get_embedder, get_token_counter
 from core.services import Actor
 from memory import timeexpr
@@ -130,7 +131,7 @@ def _candidate(hit: retrieval.Hit, *, with_concepts: bool = True) -> scoring.Can
 
 def _concepts(hit: retrieval.Hit) -> frozenset[str]:
     """Stored with the row where the kind keeps them (memories), else extracted now."""
-    return hit.concepts if hit.concepts is not None else concept_rules.concepts(hit.text)
+    return hit.concepts if hit.concepts is not None else text_concepts(hit.text)
 
 
 def _item(hit: retrieval.Hit, scored: scoring.Scored) -> Item:
@@ -195,7 +196,7 @@ def ranked(request: RecallRequest, *, meanwhile: Callable[[list[int]], object] |
         channel=request.channel, min_confidence=request.min_confidence,
         include_candidates=request.include_candidates, as_of=request.as_of, memory_types=memory_types,
         bare_entities=bool(request.types and "entity" in request.types))
-    query_concepts = concept_rules.concepts(request.query)
+    query_concepts = text_concepts(request.query)
     found: dict = {}
 
     def while_embedding() -> None:
@@ -443,7 +444,7 @@ def interactions_link_concepts(interactions) -> None:
     for interaction in interactions:
         if interaction.direction == "system":
             continue
-        found = sorted(concept_rules.concepts(interaction.content, max_concepts=CONCEPTS_PER_MESSAGE))
+        found = sorted(text_concepts(interaction.content, max_concepts=CONCEPTS_PER_MESSAGE))
         for a, b in concept_rules.cooccurrence_pairs(found):
             key = (interaction.workspace_id, a[:80], b[:80])
             pairs[key] = pairs.get(key, 0) + 1
@@ -471,7 +472,7 @@ def context_erase(entity, interaction_ids: list[int]) -> int:
 
     removed = 0
     for content in Interaction.objects.filter(pk__in=interaction_ids).values_list("content", flat=True).iterator():
-        found = sorted(concept_rules.concepts(content, max_concepts=CONCEPTS_PER_MESSAGE))
+        found = sorted(text_concepts(content, max_concepts=CONCEPTS_PER_MESSAGE))
         for a, b in concept_rules.cooccurrence_pairs(found):
             removed += ConceptLink.objects.filter(workspace_id=entity.workspace_id, a=a[:80], b=b[:80]).delete()[0]
     with connection.cursor() as cursor:

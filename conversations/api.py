@@ -24,7 +24,7 @@ from core.pagination import PageIn, page
 from core.redaction import redact_answer
 from core.safe_text import SECRET_CODE
 from core.services import Actor
-from mnemo.auth import require
+from core.auth import require
 
 router = Router(tags=["interactions"])
 

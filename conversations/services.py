@@ -18,6 +18,7 @@ from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
+from conversations import selectors
 from conversations.idle import IDLE_FLOOR, judge_idle
 from conversations.models import (
     Conversation,
@@ -34,7 +35,7 @@ from core.concurrency import lock_workspaces, retry_on_conflict
 from core.models import ApiKey, Workspace
 from core.providers import get_embedder, get_llm
 from core.services import SYSTEM, Actor, audit_record
-from entities.services import identities_resolve
+from entities.services import identities_resolve, link_suggestions_scan
 
 logger = logging.getLogger("mnemo.conversations")
 
@@ -574,3 +575,11 @@ def conversations_recount(*, conversation_ids, without_entity) -> set[int]:
         conversation.updated_at = timezone.now()
         conversation.save()
     return remaining
+
+
+def identity_links_suggest(*, workspace: Workspace) -> int:
+    """Propose identity links between entities (entities' scan, seed 002: suggest, don't
+    assume), with who wrote in which conversations as the co-occurrence signal: the log is
+    this app's, so this app hands it over."""
+    return link_suggestions_scan(workspace=workspace,
+                                 conversation_keys=selectors.entity_conversation_keys(workspace=workspace))

@@ -15,7 +15,7 @@ from core.schemas import (
     ReadyOut,
     StatusOut,
 )
-from mnemo.auth import require
+from core.auth import require
 
 router = Router(tags=["service"])
 

@@ -29,7 +29,7 @@ from entities.schemas import (
     SuggestionFilter,
     SuggestionOut,
 )
-from mnemo.auth import require
+from core.auth import require
 from review.services import review_or
 
 router = Router(tags=["entities"])

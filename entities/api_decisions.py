@@ -16,7 +16,7 @@ from core.safe_text import SafeStr
 from core.services import Actor
 from entities import decisions
 from entities.models import DecisionRecord
-from mnemo.auth import require
+from core.auth import require
 
 router = Router(tags=["decisions"])
 

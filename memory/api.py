@@ -40,7 +40,7 @@ from memory.schemas import (
     WorkingMemoryIn,
     WorkingMemoryOut,
 )
-from mnemo.auth import require
+from core.auth import require
 from review.services import review_or
 
 router = Router(tags=["memories"])

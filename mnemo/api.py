@@ -30,7 +30,7 @@ from core.safe_text import SECRET_CODE, SecretRefused
 from core.providers.base import ProviderError
 from core.logging import request_id_var
 from core.ratelimit import RateLimited
-from mnemo.auth import MissingScope
+from core.auth import MissingScope
 
 logger = logging.getLogger("mnemo.api")
 

@@ -4,7 +4,7 @@ from ninja import Query, Router
 from core.input_types import Id
 from core.pagination import PageIn, page
 from core.services import Actor
-from mnemo.auth import require
+from core.auth import require
 from review import selectors, services
 from review.models import ReviewItem
 from review.schemas import BulkIn, BulkOut, CandidateFilter, CandidateOut, CandidatePage, PromoteIn, RejectIn, StatsOut
