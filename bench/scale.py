@@ -44,7 +44,7 @@ query embedding; HNSW recall against exact search at the same filters).
    labelled by table (on one connection: MNEMO_RECALL_PARALLEL off), the query embedding
    timed in its thread (indicative; the API numbers are the result).
 3. HNSW recall@10 against exact search, for --hnsw-queries query vectors, with the SQL shape
-   of context/retrieval.py (workspace filter, hnsw.iterative_scan = relaxed_order,
+   of core/search.py (workspace filter, hnsw.iterative_scan = relaxed_order,
    hnsw.ef_search = 120, hnsw.max_scan_tuples = 10,000, LIMIT 60): interactions, interactions of one entity, memories.
    Exact = the same query with enable_indexscan off (checked with EXPLAIN; the connections
    never prepare statements, whose cached plans would ignore that setting).
@@ -89,7 +89,7 @@ from mnemo import embedded_db  # noqa: E402  (no Django)
 
 DIM = 384
 MODEL = "all-MiniLM-L6-v2"
-DEPTH, EF_SEARCH, MAX_SCAN_TUPLES = 60, 120, 10_000  # context/retrieval.py
+DEPTH, EF_SEARCH, MAX_SCAN_TUPLES = 60, 120, 10_000  # core/search.py
 MEMORY_TYPES = ["identity", "preference", "episodic", "fact", "procedure", "censor"]
 EPISODE_TURNS = 5  # settings.MNEMO_EPISODE_TURNS
 EPISODE_RULE = "episode.segment"  # memory/services/extracting.py
@@ -1333,7 +1333,7 @@ def run(args, mnemo: Mnemo, pool: Pool, report: dict) -> None:
         print(f"where a /context and a recall-by-entity request's time goes ({args.breakdown} queries each, "
               "in-process) …", flush=True)
         report["breakdown"] = stage_breakdown(mnemo, bool(args.dsn), workspace_id, measured[: args.breakdown])
-    print("HNSW recall against exact search (context/retrieval.py's SQL, ef_search 120, relaxed_order, "
+    print("HNSW recall against exact search (core/search.py's SQL, ef_search 120, relaxed_order, "
           "max_scan_tuples 10,000):", flush=True)
     report["hnsw"] = hnsw_recall(dsn, workspace_id, measured[: args.hnsw_queries])
 
