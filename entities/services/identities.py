@@ -15,6 +15,7 @@ from core.safe_text import refuse_secrets
 from core.services import SYSTEM, Actor, audit_record
 from entities.kinds import is_who_kind
 from entities.models import Entity, Identity, IdentityConfidence, LinkSuggestion, SuggestionStatus
+from review.services import review_open_many
 
 
 def identities_resolve(
@@ -160,8 +161,6 @@ def link_suggestions_scan(*, workspace: Workspace, conversation_keys: Mapping[in
                  .select_related("identity", "entity"))
     if fresh:
         audit_record(workspace=workspace, actor=SYSTEM, verb="identity.suggest", data={"proposed": len(fresh)})
-        from review.services import review_open_many
-
         review_open_many(kind="identity_link", targets=fresh, workspace_id=workspace.pk)
     return len(fresh)
 
