@@ -44,7 +44,7 @@ query embedding; HNSW recall against exact search at the same filters).
    labelled by table (on one connection: MNEMO_RECALL_PARALLEL off), the query embedding
    timed in its thread (indicative; the API numbers are the result).
 3. HNSW recall@10 against exact search, for --hnsw-queries query vectors, with the SQL shape
-   of context/retrieval.py (workspace filter, hnsw.iterative_scan = relaxed_order,
+   of core/search.py (workspace filter, hnsw.iterative_scan = relaxed_order,
    hnsw.ef_search = 120, hnsw.max_scan_tuples = 10,000, LIMIT 60): interactions, interactions of one entity, memories.
    Exact = the same query with enable_indexscan off (checked with EXPLAIN; the connections
    never prepare statements, whose cached plans would ignore that setting).
@@ -81,6 +81,7 @@ sys.path.insert(0, str(ROOT))
 from bench import locomo_data  # noqa: E402
 from bench.harness import Mnemo, launched, machine, percentiles, workspace_key, write_report  # noqa: E402
 from context import concepts as concept_rules  # noqa: E402  (pure)
+from core.concepts import concepts as text_concepts  # noqa: E402  (pure)
 from conversations.summarise import Turn, summarise  # noqa: E402  (pure)
 from memory.extraction import episode, extract  # noqa: E402  (pure)
 from memory.rules import text_hash  # noqa: E402  (pure)
@@ -88,7 +89,7 @@ from mnemo import embedded_db  # noqa: E402  (no Django)
 
 DIM = 384
 MODEL = "all-MiniLM-L6-v2"
-DEPTH, EF_SEARCH, MAX_SCAN_TUPLES = 60, 120, 10_000  # context/retrieval.py
+DEPTH, EF_SEARCH, MAX_SCAN_TUPLES = 60, 120, 10_000  # core/search.py
 MEMORY_TYPES = ["identity", "preference", "episodic", "fact", "procedure", "censor"]
 EPISODE_TURNS = 5  # settings.MNEMO_EPISODE_TURNS
 EPISODE_RULE = "episode.segment"  # memory/services/extracting.py
@@ -652,7 +653,7 @@ class Generator:
                 d["importance"], d["subject"], d["attribute"][:120], d["value"][:300], d["polarity"],
                 d["source"][:40], d["rule"], d["model"], d["prompt_version"], int(r.conv_ids[r.conv_of[d["at"]]]),
                 occurred, d["event_first"], d["event_last"], d["reinforcement"], confirmed, 0,
-                round(rng.uniform(0.5, 1.0), 3), vector_text(vec), sorted(concept_rules.concepts(d["text"])),
+                round(rng.uniform(0.5, 1.0), 3), vector_text(vec), sorted(text_concepts(d["text"])),
                 json.dumps(d["metadata"]), created, updated))
             for i, quote, start, end in d["evidence"]:
                 chunk.evidence.append((int(evidence_ids[e]), int(mid), int(r.ids[i]), quote, start, end, created))
@@ -821,7 +822,7 @@ def insert_concept_links(conn, workspace_id: int, pool: Pool, use: np.ndarray, n
     said together, counted once per interaction drawn from that text."""
     pairs: dict[tuple[str, str], int] = {}
     for p in np.nonzero(use)[0]:
-        found = sorted(concept_rules.concepts(pool.texts[p], max_concepts=CONCEPTS_PER_MESSAGE))
+        found = sorted(text_concepts(pool.texts[p], max_concepts=CONCEPTS_PER_MESSAGE))
         for a, b in concept_rules.cooccurrence_pairs(found):
             key = (a[:80], b[:80])
             pairs[key] = pairs.get(key, 0) + int(use[p])
@@ -1332,7 +1333,7 @@ def run(args, mnemo: Mnemo, pool: Pool, report: dict) -> None:
         print(f"where a /context and a recall-by-entity request's time goes ({args.breakdown} queries each, "
               "in-process) …", flush=True)
         report["breakdown"] = stage_breakdown(mnemo, bool(args.dsn), workspace_id, measured[: args.breakdown])
-    print("HNSW recall against exact search (context/retrieval.py's SQL, ef_search 120, relaxed_order, "
+    print("HNSW recall against exact search (core/search.py's SQL, ef_search 120, relaxed_order, "
           "max_scan_tuples 10,000):", flush=True)
     report["hnsw"] = hnsw_recall(dsn, workspace_id, measured[: args.hnsw_queries])
 

@@ -6,9 +6,11 @@ from ninja.responses import NinjaJSONEncoder
 
 from context import selectors, services
 from context.schemas import ContextIn, PackOut, RecallIn, RecallOut
+from conversations.selectors import conversation_get
+from core.auth import require
 from core.redaction import redact_answer
 from core.services import Actor
-from mnemo.auth import require
+from entities.selectors import entity_get
 
 router = Router(tags=["context"])
 
@@ -16,12 +18,8 @@ router = Router(tags=["context"])
 def _scope(request, payload: RecallIn) -> dict:
     """Ids in the request must belong to the key's workspace (404 otherwise)."""
     if payload.entity is not None:
-        from entities.selectors import entity_get
-
         entity_get(workspace=request.workspace, entity_id=payload.entity)
     if payload.conversation is not None:
-        from conversations.selectors import conversation_get
-
         conversation_get(workspace=request.workspace, conversation_id=payload.conversation)
     return {"query": payload.query, "workspace_id": request.workspace.pk,
             "types": tuple(payload.types) if payload.types else None, "entity_id": payload.entity,

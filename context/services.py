@@ -27,8 +27,15 @@ from django.utils import timezone
 from context import concepts as concept_rules
 from context import packing, retrieval, scoring
 from context.models import ConceptLink, PackLog
+from conversations.search import summary_sources
+from conversations.selectors import interaction_contents
+from core.concepts import concepts as text_concepts
 from core.providers import get_embedder, get_token_counter
+from core.search import MEMORY_TYPES, Filters, Hit
 from core.services import Actor
+from entities.search import entities_named
+from entities.selectors import facts_of
+from memory import selectors as memory_selectors
 from memory import timeexpr
 
 MAX_LIMIT = 100
@@ -77,16 +84,16 @@ class Item:
 
 
 # Kinds a caller may ask for: the memory types, and the other searchable kinds.
-RECALL_TYPES = (*retrieval.MEMORY_TYPES, "interaction", "summary", "entity", "relationship")
+RECALL_TYPES = (*MEMORY_TYPES, "interaction", "summary", "entity", "relationship")
 
 
 def _kinds(types: tuple[str, ...] | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
     if not types:
-        return retrieval.KINDS, retrieval.MEMORY_TYPES
+        return retrieval.KINDS, MEMORY_TYPES
     unknown = sorted(set(types) - set(RECALL_TYPES))
     if unknown:
         raise ValidationError({"types": f"Unknown type {unknown[0]!r}; known: {', '.join(RECALL_TYPES)}."})
-    memory_types = tuple(t for t in types if t in retrieval.MEMORY_TYPES)
+    memory_types = tuple(t for t in types if t in MEMORY_TYPES)
     kinds = tuple(k for k in retrieval.KINDS if (k == "memory" and memory_types) or k in types)
     return kinds, memory_types
 
@@ -117,7 +124,7 @@ def _links(workspace_id: int, query_concepts: frozenset[str]) -> dict[tuple[str,
         return {(a, b): weight for a, b, weight in cursor.fetchall()}
 
 
-def _candidate(hit: retrieval.Hit, *, with_concepts: bool = True) -> scoring.Candidate:
+def _candidate(hit: Hit, *, with_concepts: bool = True) -> scoring.Candidate:
     return scoring.Candidate(
         key=(hit.kind, hit.id), kind=hit.kind, type=hit.type, text=hit.text, similarity=hit.similarity,
         lexical_rank=hit.lexical_rank, dense_rank=hit.dense_rank, occurred_at=hit.occurred_at,
@@ -128,12 +135,12 @@ def _candidate(hit: retrieval.Hit, *, with_concepts: bool = True) -> scoring.Can
     )
 
 
-def _concepts(hit: retrieval.Hit) -> frozenset[str]:
+def _concepts(hit: Hit) -> frozenset[str]:
     """Stored with the row where the kind keeps them (memories), else extracted now."""
-    return hit.concepts if hit.concepts is not None else concept_rules.concepts(hit.text)
+    return hit.concepts if hit.concepts is not None else text_concepts(hit.text)
 
 
-def _item(hit: retrieval.Hit, scored: scoring.Scored) -> Item:
+def _item(hit: Hit, scored: scoring.Scored) -> Item:
     return Item(kind=hit.kind, id=hit.id, text=hit.text, score=scored.score, score_breakdown=scored.breakdown,
                 certainty=hit.certainty, confidence=hit.confidence, status=hit.status, type=hit.type,
                 occurred_at=hit.occurred_at, speaker=hit.speaker,
@@ -164,7 +171,7 @@ class _QueryVector:
 
 @dataclass
 class Ranking:
-    scored: list[tuple[retrieval.Hit, scoring.Scored]]  # every candidate, best first (no cut)
+    scored: list[tuple[Hit, scoring.Scored]]  # every candidate, best first (no cut)
     entity_ids: list[int]  # the entities the query is about: named in it, or asked for
     meanwhile: object = None  # what the caller's `meanwhile` returned
 
@@ -173,10 +180,10 @@ class Ranking:
         is asked for: a recall reads a dozen of a few hundred. A summary's sources are read
         then too; with `every`, all summaries' at once (a pack reads every item)."""
         if every:
-            retrieval.summary_sources([hit for hit, _ in self.scored])
+            summary_sources([hit for hit, _ in self.scored])
         for hit, scored in self.scored:
             if hit.source_range is not None:
-                retrieval.summary_sources([hit])  # reads only if not read yet
+                summary_sources([hit])  # reads only if not read yet
             yield _item(hit, scored)
 
 
@@ -190,12 +197,12 @@ def ranked(request: RecallRequest, *, meanwhile: Callable[[list[int]], object] |
     # The query is embedded in another thread while the full-text searches run (the model
     # and the database each leave the interpreter while they work).
     embedding = _QueryVector(request.query)
-    filters = retrieval.Filters(
+    filters = Filters(
         workspace_id=request.workspace_id, entity_id=request.entity_id, conversation_id=request.conversation_id,
         channel=request.channel, min_confidence=request.min_confidence,
         include_candidates=request.include_candidates, as_of=request.as_of, memory_types=memory_types,
         bare_entities=bool(request.types and "entity" in request.types))
-    query_concepts = concept_rules.concepts(request.query)
+    query_concepts = text_concepts(request.query)
     found: dict = {}
 
     def while_embedding() -> None:
@@ -210,7 +217,7 @@ def ranked(request: RecallRequest, *, meanwhile: Callable[[list[int]], object] |
     # snapshot, unless the caller's transaction holds writes another connection cannot see.
     parallel = settings.MNEMO_RECALL_PARALLEL and not connection.in_atomic_block
     with transaction.atomic():
-        named = retrieval.entities_named(request.workspace_id, request.query)
+        named = entities_named(request.workspace_id, request.query)
         entity_ids = sorted({pk for pk, _ in named} | ({request.entity_id} if request.entity_id else set()))
         hits = retrieval.search(filters, request.query, embedding, kinds=kinds, named=[pk for pk, _ in named],
                                 meanwhile=while_embedding, parallel=parallel)
@@ -307,24 +314,14 @@ def _section_for(item: Item) -> str:
 
 
 def _trusted_items(workspace_id: int, as_of: datetime | None) -> list[Item]:
-    from memory.models import TrustedState
-
-    rows = TrustedState.objects.filter(workspace_id=workspace_id)
-    if as_of:
-        rows = rows.filter(created_at__lte=as_of)
-    latest = {}
-    for pk, key, value, deleted in rows.order_by("key", "version").values_list("pk", "key", "value", "deleted"):
-        latest[key] = (pk, value, deleted)
     return [Item(kind="trusted_state", id=pk, text=f"{key}: {value}", score=1.0, score_breakdown={},
                  certainty="verbatim", confidence=1.0, status="active", type="", occurred_at=None, speaker="")
-            for key, (pk, value, deleted) in latest.items() if not deleted]
+            for pk, key, value in memory_selectors.trusted_state_as_of(workspace_id=workspace_id, as_of=as_of)]
 
 
 def _entity_items(workspace_id: int, entity_ids: list[int], as_of: datetime | None) -> list[Item]:
     """What is known about the entities the query names: current profile values and
     relationships, each citing the message it came from."""
-    from entities.selectors import facts_of
-
     return [Item(kind=fact.kind, id=fact.id, text=fact.text, score=fact.confidence, score_breakdown={"entity": 1.0},
                  certainty="verbatim" if fact.kind == "profile_value" else "extracted", confidence=fact.confidence,
                  status=fact.status, type="", occurred_at=None, speaker="",
@@ -336,10 +333,7 @@ def _entity_items(workspace_id: int, entity_ids: list[int], as_of: datetime | No
 def _working_items(workspace_id: int, session: str | None) -> list[Item]:
     if not session:
         return []
-    from memory.models import WorkingMemoryItem
-
-    rows = WorkingMemoryItem.objects.filter(session__workspace_id=workspace_id, session__key=session,
-                                            status="in_focus").order_by("-attention", "id")
+    rows = memory_selectors.working_items_in_focus(workspace_id=workspace_id, session_key=session)
     return [Item(kind="working_memory", id=r.pk, text=r.content, score=r.attention, score_breakdown={},
                  certainty="verbatim", confidence=1.0, status="in_focus", type="", occurred_at=None, speaker="")
             for r in rows]
@@ -444,7 +438,7 @@ def interactions_link_concepts(interactions, drafts=None) -> None:
     for interaction in interactions:
         if interaction.direction == "system":
             continue
-        found = sorted(concept_rules.concepts(interaction.content, max_concepts=CONCEPTS_PER_MESSAGE))
+        found = sorted(text_concepts(interaction.content, max_concepts=CONCEPTS_PER_MESSAGE))
         for a, b in concept_rules.cooccurrence_pairs(found):
             key = (interaction.workspace_id, a[:80], b[:80])
             pairs[key] = pairs.get(key, 0) + 1
@@ -468,11 +462,9 @@ def context_erase(entity, interaction_ids: list[int]) -> dict[str, int]:
     """The concepts layer's eraser (context/layer.py): packs that served the person's messages or were
     built about them, and the concept links their messages made, go with them. A link is
     an aggregate, so every pair an erased message contributed to is dropped whole."""
-    from conversations.models import Interaction
-
     removed = 0
-    for content in Interaction.objects.filter(pk__in=interaction_ids).values_list("content", flat=True).iterator():
-        found = sorted(concept_rules.concepts(content, max_concepts=CONCEPTS_PER_MESSAGE))
+    for content in interaction_contents(interaction_ids=interaction_ids):
+        found = sorted(text_concepts(content, max_concepts=CONCEPTS_PER_MESSAGE))
         for a, b in concept_rules.cooccurrence_pairs(found):
             removed += ConceptLink.objects.filter(workspace_id=entity.workspace_id, a=a[:80], b=b[:80]).delete()[0]
     with connection.cursor() as cursor:

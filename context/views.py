@@ -6,6 +6,7 @@ from context.scoring import DIMENSIONS
 from core.decorators import workspace_view
 from core.errors import NotFound
 from core.services import Actor
+from entities.selectors import entity_get
 
 DEFAULT_BUDGET = 2000
 
@@ -36,8 +37,6 @@ def inspector(request):
     if q:
         try:
             if entity_id is not None:
-                from entities.selectors import entity_get
-
                 entity_get(workspace=request.workspace, entity_id=entity_id)
             pack = services.context_pack(services.PackRequest(
                 query=q, workspace_id=request.workspace.pk, entity_id=entity_id, budget_tokens=budget),

@@ -18,13 +18,13 @@ from conversations.schemas import (
     ReadOptions,
     SummaryOut,
 )
+from core.auth import require
 from core.errors import ApiError
 from core.input_types import Id
 from core.pagination import PageIn, page
 from core.redaction import redact_answer
 from core.safe_text import SECRET_CODE
 from core.services import Actor
-from mnemo.auth import require
 
 router = Router(tags=["interactions"])
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import datetime
 
 from django.contrib.postgres.search import SearchQuery
@@ -60,6 +61,11 @@ def interaction_list(
     if q:
         qs = qs.filter(search=SearchQuery(q, config="english", search_type="websearch"))
     return qs.order_by("-occurred_at", "-id")
+
+
+def interaction_contents(*, interaction_ids: list[int]) -> Iterator[str]:
+    """The texts of these interactions, streamed (an erasure reads every message of a person)."""
+    return Interaction.objects.filter(pk__in=interaction_ids).values_list("content", flat=True).iterator()
 
 
 def interaction_get(*, workspace: Workspace, interaction_id: int, channel: str | None = None) -> Interaction:

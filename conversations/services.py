@@ -20,6 +20,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from conversations import selectors
 from conversations.idle import IDLE_FLOOR, judge_idle
 from conversations.models import (
     Conversation,
@@ -37,7 +38,7 @@ from core.layers import layers
 from core.models import ApiKey, Workspace
 from core.providers import get_embedder, get_llm
 from core.services import SYSTEM, Actor, audit_record
-from entities.services import identities_resolve
+from entities.services import identities_resolve, link_suggestions_scan
 
 logger = logging.getLogger("mnemo.conversations")
 
@@ -621,3 +622,11 @@ def conversations_recount(*, conversation_ids, without_entity) -> set[int]:
         conversation.updated_at = timezone.now()
         conversation.save()
     return remaining
+
+
+def identity_links_suggest(*, workspace: Workspace) -> int:
+    """Propose identity links between entities (entities' scan, seed 002: suggest, don't
+    assume), with who wrote in which conversations as the co-occurrence signal: the log is
+    this app's, so this app hands it over."""
+    return link_suggestions_scan(workspace=workspace,
+                                 conversation_keys=selectors.entity_conversation_keys(workspace=workspace))

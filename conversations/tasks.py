@@ -5,6 +5,7 @@ from django.db import OperationalError
 
 from conversations import services
 from core.concurrency import is_retryable_conflict
+from core.models import Workspace
 from core.providers import ProviderError
 
 
@@ -49,3 +50,9 @@ def sweep_conversations() -> int:
 def drain_backlog() -> int:
     """Beat: interactions whose processing task was lost still get processed."""
     return services.interactions_backlog_drain()
+
+
+@shared_task(name="conversations.suggest_identity_links", acks_late=True)
+def suggest_identity_links() -> int:
+    """Beat: propose identity links in every workspace, for people to accept or reject."""
+    return sum(services.identity_links_suggest(workspace=workspace) for workspace in Workspace.objects.all())

@@ -1,3 +1,4 @@
+from django.core.exceptions import ObjectDoesNotExist
 from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import render
@@ -5,6 +6,7 @@ from django.shortcuts import render
 from conversations import selectors
 from conversations.models import Conversation, ConversationStatus
 from core.decorators import workspace_view
+from entities.selectors import entity_get
 
 PAGE_SIZE = 50
 
@@ -48,4 +50,22 @@ def conversation_detail(request, conversation_id: int):
         "summaries": selectors.summary_chain(conversation=conversation)[::-1],
     }
     template = "conversations/detail.html#log" if request.htmx else "conversations/detail.html"
+    return render(request, template, context)
+
+
+# What the entity page shows of an entity's messages: conversations own the interactions,
+# so the entity page loads this panel from here (hx-get) rather than reading them itself.
+RECENT_FROM_ENTITY = 20
+
+
+@workspace_view()
+def entity_interactions(request, entity_id: int):
+    try:
+        entity = entity_get(workspace=request.workspace, entity_id=entity_id)
+    except ObjectDoesNotExist:
+        raise Http404("No such entity.")
+    context = {"entity": entity,
+               "recent": list(selectors.interaction_list(workspace=request.workspace,
+                                                         entity=entity.pk)[:RECENT_FROM_ENTITY])}
+    template = "conversations/from_entity.html#recent" if request.htmx else "conversations/from_entity.html"
     return render(request, template, context)

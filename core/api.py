@@ -4,6 +4,7 @@ from ninja import Query, Router, Status
 from ninja.pagination import paginate
 
 from core import health, layers, selectors, services
+from core.auth import require
 from core.input_types import Id
 from core.schemas import (
     ApiKeyCreatedOut,
@@ -15,7 +16,6 @@ from core.schemas import (
     ReadyOut,
     StatusOut,
 )
-from mnemo.auth import require
 
 router = Router(tags=["service"])
 

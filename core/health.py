@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
+from celery import current_app
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.migrations.executor import MigrationExecutor
@@ -35,8 +36,6 @@ def check_migrations() -> tuple[bool, str]:
 
 
 def check_broker() -> tuple[bool, str]:
-    from mnemo.celery import app
-
     url = settings.CELERY_BROKER_URL
     if url.startswith("filesystem://"):
         options = settings.CELERY_BROKER_TRANSPORT_OPTIONS
@@ -45,7 +44,9 @@ def check_broker() -> tuple[bool, str]:
         if missing:
             return False, f"broker folder not writable: {missing[0]}"
         return True, "filesystem transport"
-    with app.connection_for_write(url) as conn:
+    # The project's Celery app (mnemo.celery, made current when the mnemo package loads):
+    # core sits below the project package and does not import it.
+    with current_app.connection_for_write(url) as conn:
         conn.ensure_connection(max_retries=1, interval_start=0, interval_step=0, timeout=2)
         return True, conn.as_uri()
 

@@ -4,6 +4,7 @@ from django.http import HttpRequest
 from ninja import Query, Router, Status
 from ninja.pagination import paginate
 
+from core.auth import require
 from core.input_types import Id
 from core.services import Actor
 from entities import selectors, services
@@ -29,7 +30,6 @@ from entities.schemas import (
     SuggestionFilter,
     SuggestionOut,
 )
-from mnemo.auth import require
 from review.services import review_or
 
 router = Router(tags=["entities"])

@@ -9,6 +9,7 @@ from ninja import Query, Router, Schema, Status
 from ninja.pagination import paginate
 from pydantic import ConfigDict, Field
 
+from core.auth import require
 from core.errors import ApiError
 from core.input_types import Id
 from core.providers import ProviderError
@@ -16,7 +17,6 @@ from core.safe_text import SafeStr
 from core.services import Actor
 from entities import decisions
 from entities.models import DecisionRecord
-from mnemo.auth import require
 
 router = Router(tags=["decisions"])
 

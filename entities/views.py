@@ -5,7 +5,6 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from conversations.selectors import interaction_list
 from core.decorators import workspace_view
 from core.errors import Conflict
 from core.models import Role
@@ -61,7 +60,6 @@ def entity_detail(request, entity_id: int):
         "relationships": relationships,
         "past_relationships": past,
         "graph": graph.layout((entity.pk, entity.name, entity.kind), edges),
-        "recent": list(interaction_list(workspace=request.workspace, entity=entity.pk)[:20]),
         "suggestions": selectors.link_suggestions_for(entity=entity),
         "merges": selectors.merges_of(entity=entity),
         "can_review": request.membership.allows(Role.REVIEWER),

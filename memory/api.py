@@ -4,6 +4,7 @@ from typing import Literal
 from django.http import HttpRequest, HttpResponse
 from ninja import Query, Router, Status
 
+from core.auth import require
 from core.errors import ApiError
 from core.input_types import Id
 from core.pagination import PageIn, page
@@ -40,7 +41,6 @@ from memory.schemas import (
     WorkingMemoryIn,
     WorkingMemoryOut,
 )
-from mnemo.auth import require
 from review.services import review_or
 
 router = Router(tags=["memories"])

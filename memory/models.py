@@ -97,7 +97,7 @@ class Memory(models.Model):
     last_accessed_at = models.DateTimeField(null=True, blank=True)
     strength = models.FloatField(default=1.0, help_text="Decays with time, restored by use (seed 004).")
     embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
-    # The text's concepts (context.concepts), taken when the row is written: a memory's text
+    # The text's concepts (core.concepts), taken when the row is written: a memory's text
     # never changes in place (an edit is a new version), and recall would otherwise extract
     # them again for every query that ranks the memory (~90 µs each). Null for rows written
     # before the column existed: recall then extracts them itself.

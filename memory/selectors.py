@@ -3,7 +3,7 @@ Every read is scoped by workspace; another workspace's ids are not found (404)."
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
@@ -22,6 +22,7 @@ from memory.models import (
     Scratchpad,
     ScratchpadCheckpoint,
     TrustedState,
+    WorkingMemoryItem,
     WorkingMemoryItemStatus,
     WorkingSession,
 )
@@ -168,6 +169,24 @@ def trusted_state_current(*, workspace: Workspace) -> list[TrustedState]:
     """The current value of every key (the latest version), deleted keys left out."""
     latest = (TrustedState.objects.filter(workspace=workspace).order_by("key", "-version").distinct("key"))
     return [row for row in latest if not row.deleted]
+
+
+def trusted_state_as_of(*, workspace_id: int, as_of: datetime | None = None) -> list[tuple[int, str, str]]:
+    """(id, key, value) of every key's value as it stood at `as_of` (now when None), deleted
+    keys left out, by key: what a context pack's trusted-state section serves."""
+    rows = TrustedState.objects.filter(workspace_id=workspace_id)
+    if as_of:
+        rows = rows.filter(created_at__lte=as_of)
+    latest = {}
+    for pk, key, value, deleted in rows.order_by("key", "version").values_list("pk", "key", "value", "deleted"):
+        latest[key] = (pk, value, deleted)
+    return [(pk, key, value) for key, (pk, value, deleted) in latest.items() if not deleted]
+
+
+def working_items_in_focus(*, workspace_id: int, session_key: str) -> list[WorkingMemoryItem]:
+    """The session's items in focus, highest attention first (a pack's working-memory section)."""
+    return list(WorkingMemoryItem.objects.filter(session__workspace_id=workspace_id, session__key=session_key,
+                                                 status=WorkingMemoryItemStatus.IN_FOCUS).order_by("-attention", "id"))
 
 
 def trusted_state_history(*, workspace: Workspace, key: str) -> list[TrustedState]:

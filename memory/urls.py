@@ -10,4 +10,6 @@ urlpatterns = [
     path("graduations/<int:graduation_id>/<str:decision>/", views.graduation_decide, name="graduation-decide"),
     path("trusted/", views.trusted_state, name="trusted-state"),
     path("trusted/set/", views.trusted_state_set, name="trusted-state-set"),
+    path("policy/", views.trust_policy, name="trust-policy"),
+    path("policy/set/", views.trust_policy_set, name="trust-policy-set"),
 ]

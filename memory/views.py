@@ -189,3 +189,27 @@ def trusted_state_set(request):
     except ApiError as exc:
         messages.error(request, exc.message)
     return redirect("trusted-state", slug=request.workspace.slug)
+
+
+@workspace_view()
+def trust_policy(request):
+    return render(request, "memory/policy.html", {
+        "policy": services.trust_policy_for(request.workspace.pk), "certainties": Certainty.values,
+        "types": MemoryType.values, "can_admin": request.membership.allows(Role.ADMIN)})
+
+
+@require_POST
+@workspace_view(Role.ADMIN)
+def trust_policy_set(request):
+    try:
+        min_confidence = float(request.POST.get("min_confidence", ""))
+        services.trust_policy_set(workspace=request.workspace, actor=Actor.for_user(request.user),
+                                  auto_certainties=request.POST.getlist("auto_certainties"),
+                                  auto_types=request.POST.getlist("auto_types"), min_confidence=min_confidence)
+    except ValueError:
+        messages.error(request, "The minimum confidence is a number between 0 and 1.")
+    except ValidationError as exc:
+        messages.error(request, "; ".join(exc.messages))
+    else:
+        messages.success(request, "Trust policy saved.")
+    return redirect("trust-policy", slug=request.workspace.slug)

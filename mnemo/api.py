@@ -24,13 +24,13 @@ from entities.api_decisions import router as decisions_router
 from memory.api import router as memory_router
 from context.api import router as context_router
 from review.api import router as review_router
+from core.auth import MissingScope
 from core.concurrency import is_retryable_conflict
 from core.errors import ApiError, error_response
 from core.safe_text import SECRET_CODE, SecretRefused
 from core.providers.base import ProviderError
 from core.logging import request_id_var
 from core.ratelimit import RateLimited
-from mnemo.auth import MissingScope
 
 logger = logging.getLogger("mnemo.api")
 

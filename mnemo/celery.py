@@ -41,7 +41,7 @@ app.conf.beat_schedule = {
     "conversations-drain-backlog": {"task": "conversations.drain_backlog", "schedule": 60.0},
     # New handles arrive all day, but a person reviews suggestions at human pace: every
     # 15 minutes keeps the list fresh; the scan blocks on names so it stays cheap.
-    "entities-suggest-links": {"task": "entities.suggest_links", "schedule": 15 * 60.0},
+    "conversations-suggest-identity-links": {"task": "conversations.suggest_identity_links", "schedule": 15 * 60.0},
     # Each new memory has an embedding task; this catches lost ones, like the drain above.
     "memory-embed-pending": {"task": "memory.embed_pending", "schedule": 60.0},
     # Entities and relationships made or renamed outside the worker's processing (API,

@@ -1,10 +1,10 @@
 from django.http import HttpRequest
 from ninja import Query, Router
 
+from core.auth import require
 from core.input_types import Id
 from core.pagination import PageIn, page
 from core.services import Actor
-from mnemo.auth import require
 from review import selectors, services
 from review.models import ReviewItem
 from review.schemas import BulkIn, BulkOut, CandidateFilter, CandidateOut, CandidatePage, PromoteIn, RejectIn, StatsOut

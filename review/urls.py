@@ -1,4 +1,5 @@
 from django.urls import path
+from django.views.generic import RedirectView
 
 from review import views
 
@@ -8,8 +9,8 @@ urlpatterns = [
     path("bulk/", views.decide_many, name="review-bulk"),
     path("conflicts/", views.conflicts, name="review-conflicts"),
     path("stats/", views.stats, name="review-stats"),
-    path("policy/", views.policy, name="review-policy"),
-    path("policy/set/", views.policy_set, name="review-policy-set"),
+    # The trust policy decides which memories skip the queue: the memory app owns it now.
+    path("policy/", RedirectView.as_view(pattern_name="trust-policy"), name="review-policy"),
     path("<int:item_id>/similar/", views.similar, name="review-similar"),
     path("<int:item_id>/<str:action>/", views.decide, name="review-decide"),
 ]

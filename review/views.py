@@ -1,7 +1,7 @@
 """The review queue in the browser: the queue page, decisions (one, many), the conflict
-inbox, reviewer statistics and the trust policy. Viewers see everything; deciding needs
-the reviewer role and changing the trust policy the admin role — checked here, in the
-views, not only in the templates."""
+inbox, reviewer statistics. Viewers see everything; deciding needs the reviewer role —
+checked here, in the views, not only in the templates. The trust policy page is the memory
+app's (memory/views.py): it decides which memories skip this queue."""
 
 from __future__ import annotations
 
@@ -225,33 +225,3 @@ def stats(request):
     return render(request, "review/stats.html", {"stats": result, "chart": chart, "days": days,
                                                  "low_precision": settings.MNEMO_REVIEW_LOW_PRECISION,
                                                  "min_decisions": settings.MNEMO_REVIEW_MIN_DECISIONS})
-
-
-@workspace_view()
-def policy(request):
-    from memory.models import Certainty, MemoryType
-    from memory.services import trust_policy_for
-
-    return render(request, "review/policy.html", {
-        "policy": trust_policy_for(request.workspace.pk), "certainties": Certainty.values, "types": MemoryType.values,
-        "can_admin": request.membership.allows(Role.ADMIN)})
-
-
-@require_POST
-@workspace_view(Role.ADMIN)
-def policy_set(request):
-    from memory.services import trust_policy_set
-
-    try:
-        min_confidence = float(request.POST.get("min_confidence", ""))
-        trust_policy_set(workspace=request.workspace, actor=Actor.for_user(request.user),
-                         auto_certainties=request.POST.getlist("auto_certainties"),
-                         auto_types=request.POST.getlist("auto_types"), min_confidence=min_confidence)
-    except ValueError:
-        messages.error(request, "The minimum confidence is a number between 0 and 1.")
-    except ValidationError as exc:
-        messages.error(request, "; ".join(exc.messages))
-    else:
-        messages.success(request, "Trust policy saved.")
-    return redirect("review-policy", slug=request.workspace.slug)
-

@@ -38,13 +38,13 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):
 
 @pytest.fixture(scope="session", autouse=True)
 def _helper_connections_closed(django_db_setup):
-    """Recall's helper threads keep their own database connections (context.retrieval):
+    """Recall's helper threads keep their own database connections (core.search):
     closed before the test database is dropped (this fixture's teardown runs before
     django_db_setup's)."""
     yield
-    from context import retrieval
+    from core import search
 
-    retrieval.close_helper_connections()
+    search.close_helper_connections()
 
 
 @pytest.fixture(autouse=True)

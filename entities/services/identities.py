@@ -3,6 +3,8 @@ the conservative suggestion job (seed 002: suggest, don't assume; never auto-mer
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
@@ -13,6 +15,7 @@ from core.safe_text import refuse_secrets
 from core.services import SYSTEM, Actor, audit_record
 from entities.kinds import is_who_kind
 from entities.models import Entity, Identity, IdentityConfidence, LinkSuggestion, SuggestionStatus
+from review.services import review_open_many
 
 
 def identities_resolve(
@@ -105,17 +108,13 @@ def identity_verify(*, identity: Identity, actor: Actor) -> Identity:
     return identity
 
 
-def _co_occurrence(workspace: Workspace) -> dict[int, set[str]]:
-    """entity id -> the conversation keys it took part in (threads and handles)."""
-    from conversations.selectors import entity_conversation_keys
-
-    return entity_conversation_keys(workspace=workspace)
-
-
-def link_suggestions_scan(*, workspace: Workspace, max_pairs: int = 200_000) -> int:
+def link_suggestions_scan(*, workspace: Workspace, conversation_keys: Mapping[int, set[str]],
+                          max_pairs: int = 200_000) -> int:
     """Propose links between identities of different entities that look like the same
     person. Writes LinkSuggestion rows only (for a person to accept or reject): it never
     links or merges. A pair proposed before — accepted or rejected — is not proposed again.
+    `conversation_keys`: entity id -> the conversation keys it took part in (threads and
+    handles), from the log's owner (conversations.services.identity_links_suggest).
     Returns how many suggestions were added."""
     from entities.similarity import SUGGEST_THRESHOLD, Handle, handle_tokens, normalise_name, score_link
 
@@ -140,7 +139,7 @@ def link_suggestions_scan(*, workspace: Workspace, max_pairs: int = 200_000) -> 
                 if len(pairs) >= max_pairs:
                     break
     by_id = {identity.pk: identity for identity in identities}
-    threads = _co_occurrence(workspace)
+    threads = conversation_keys
     proposals = []
     for a_id, b_id in sorted(pairs):
         a, b = by_id[a_id], by_id[b_id]
@@ -162,8 +161,6 @@ def link_suggestions_scan(*, workspace: Workspace, max_pairs: int = 200_000) -> 
                  .select_related("identity", "entity"))
     if fresh:
         audit_record(workspace=workspace, actor=SYSTEM, verb="identity.suggest", data={"proposed": len(fresh)})
-        from review.services import review_open_many
-
         review_open_many(kind="identity_link", targets=fresh, workspace_id=workspace.pk)
     return len(fresh)
 

@@ -11,7 +11,7 @@ BATCH = 2000
 
 
 def backfill(apps, schema_editor):
-    from context.concepts import concepts
+    from core.concepts import concepts
 
     Memory = apps.get_model("memory", "Memory")
     last = 0

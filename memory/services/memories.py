@@ -27,7 +27,7 @@ from django.db.models import F
 from django.utils import timezone
 from pgvector.django import CosineDistance
 
-from context.concepts import concepts as text_concepts
+from core.concepts import concepts as text_concepts
 from core import privacy
 from core.concurrency import lock_workspaces, retry_on_conflict
 from core.errors import ApiError, Conflict, NotFound

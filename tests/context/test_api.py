@@ -248,7 +248,7 @@ def test_a_narrow_filter_is_searched_exactly_and_a_wide_one_by_the_index(api, wo
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from context import retrieval
+    from core import search
 
     log_chat(workspace)
     caroline = Entity.objects.get(workspace=workspace, name="Caroline")
@@ -262,7 +262,7 @@ def test_a_narrow_filter_is_searched_exactly_and_a_wide_one_by_the_index(api, wo
     assert narrow and all("MATERIALIZED" in sql for sql in narrow)
     wide = dense_sql({"query": "support group"})
     assert wide and not any("MATERIALIZED" in sql for sql in wide)
-    monkeypatch.setattr(retrieval, "EXACT_MAX_ROWS", 2)  # Caroline said 3 things: too many now
+    monkeypatch.setattr(search, "EXACT_MAX_ROWS", 2)  # Caroline said 3 things: too many now
     turns_sql = [sql for sql in dense_sql({"query": "support group", "entity": caroline.pk})
                  if "interactionindex" in sql]
     assert turns_sql and not any("MATERIALIZED" in sql for sql in turns_sql)
@@ -278,8 +278,9 @@ def test_the_exact_filtered_search_ranks_one_speakers_turns_by_cosine_distance(w
     import numpy as np
     from django.db import connection
 
-    from context import retrieval
+    from conversations import search as conversations_search
     from conversations.models import InteractionIndex
+    from core import search
     from core.providers import get_embedder
 
     ids = log_chat(workspace)
@@ -288,10 +289,10 @@ def test_the_exact_filtered_search_ranks_one_speakers_turns_by_cosine_distance(w
         external_id="conv-1:late", occurred_at=T0 + timedelta(hours=1))])[0].id
     caroline = Entity.objects.get(workspace=workspace, name="Caroline")
     query = get_embedder().embed(["counseling career"])[0]
-    filters = retrieval.Filters(workspace_id=workspace.pk, entity_id=caroline.pk)
-    where, params = retrieval._interaction_filters(filters)
+    filters = search.Filters(workspace_id=workspace.pk, entity_id=caroline.pk)
+    where, params = conversations_search.interaction_filters(filters)
     with transaction.atomic(), connection.cursor() as cursor:
-        found = retrieval._interaction_dense(cursor, filters, where, params, retrieval._vector(query))
+        found = conversations_search.interaction_dense(cursor, filters, where, params, search.vector_literal(query))
     rows = InteractionIndex.objects.filter(interaction__entity=caroline)
     expected = sorted((1 - float(np.dot(query, r.embedding) / np.linalg.norm(r.embedding) / np.linalg.norm(query)),
                        r.pk) for r in rows)
@@ -347,6 +348,7 @@ def test_summaries_are_ranked_in_the_conversations_the_other_kinds_found(api, wo
 
     from context import retrieval
     from conversations.models import Conversation, ConversationSummary
+    from core import search
 
     ids = log_chat(workspace)  # conv-1: nothing about volunteering
     log_chat(workspace, [("Melanie", "I volunteer at the food bank every Saturday morning."),
@@ -357,7 +359,7 @@ def test_summaries_are_ranked_in_the_conversations_the_other_kinds_found(api, wo
         workspace=workspace, conversation=first, text="Two friends discuss volunteering and art.",
         source_first_id=ids[0], source_last_id=ids[-1], source_count=len(ids), made_by="llm:test")
     Conversation.objects.filter(pk=first.pk).update(current_summary=summary)
-    monkeypatch.setattr(retrieval, "DEPTH", 2)  # each ranker finds the two volunteering turns only
+    monkeypatch.setattr(search, "DEPTH", 2)  # each ranker finds the two volunteering turns only
 
     def summaries(types):
         results = api.post("/recall", {"query": "volunteering", "types": types, "limit": 50}).json()["results"]
@@ -365,7 +367,7 @@ def test_summaries_are_ranked_in_the_conversations_the_other_kinds_found(api, wo
 
     assert summaries(["summary"]) == [summary.pk]
     assert summaries(["interaction", "summary"]) == []  # conv-1's turns were not among those found
-    monkeypatch.setattr(retrieval, "DEPTH", 60)
+    monkeypatch.setattr(search, "DEPTH", 60)
     assert summaries(["interaction", "summary"]) == [summary.pk]
     # Only the conversations of the hits in the first SUMMARY_SCOPE places of a ranker count.
     monkeypatch.setattr(retrieval, "SUMMARY_SCOPE", 2)  # the two volunteering turns (conv-2) again
@@ -375,29 +377,31 @@ def test_summaries_are_ranked_in_the_conversations_the_other_kinds_found(api, wo
 def test_full_text_orders_by_cover_density_among_the_best_by_plain_rank(workspace, monkeypatch):
     from django.db import connection
 
-    from context import retrieval
+    from conversations import search as conversations_search
+    from core import search
 
     ids = log_chat(workspace, [("Caroline", "apple pie, apple tart and apple cake"), ("Caroline", "apple and apple"),
                                ("Caroline", "an apple")], thread="fruit")
-    where, params = retrieval._interaction_filters(retrieval.Filters(workspace_id=workspace.pk))
+    where, params = conversations_search.interaction_filters(search.Filters(workspace_id=workspace.pk))
 
     def lexical():
         with connection.cursor() as cursor:
-            return retrieval._lexical(cursor, "conversations_interaction", "i", where, params, ["appl"])
+            return search.lexical_search(cursor, "conversations_interaction", "i", where, params, ["appl"])
 
     assert set(lexical()) == set(ids)
-    monkeypatch.setattr(retrieval, "RERANK", 2)  # the plain rank keeps the two with more apples
+    monkeypatch.setattr(search, "RERANK", 2)  # the plain rank keeps the two with more apples
     assert set(lexical()) == set(ids[:2])
 
 
 def test_hits_carry_the_same_aware_times_as_the_orm(workspace):
-    """The hot reads take timestamps as UTC wall times and attach UTC (retrieval._aware):
+    """The hot reads take timestamps as UTC wall times and attach UTC (core.search.aware):
     every kind's hit times equal the stored values, aware, whatever offset they came in."""
     from datetime import time
 
     from context import retrieval
     from conversations.models import Conversation, ConversationSummary, Interaction
     from conversations.services import conversation_summarise
+    from core.search import Filters
     from core.providers import get_embedder
     from entities.models import Relationship
     from tests.context.test_entity_recall import _acme_job
@@ -407,7 +411,7 @@ def test_hits_carry_the_same_aware_times_as_the_orm(workspace):
     _, _, acme, rel = _acme_job(workspace, valid_from=datetime(2022, 1, 3, 0, 30, tzinfo=plus_two))
     conversation_summarise(conversation_id=Conversation.objects.filter(workspace=workspace).first().pk)
     query = "Caroline support group Acme Robotics counseling painting"
-    hits = retrieval.search(retrieval.Filters(workspace_id=workspace.pk, bare_entities=True), query,
+    hits = retrieval.search(Filters(workspace_id=workspace.pk, bare_entities=True), query,
                             get_embedder().embed([query])[0], named=[rel.subject_id])
     stored = {
         "interaction": {i.pk: (i.occurred_at, i.created_at) for i in Interaction.objects.filter(workspace=workspace)},

@@ -13,9 +13,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, strategies as st
 
-from context.concepts import (
-    STOPWORDS, concepts, cooccurrence_pairs, decay, expand, link_weight, singular, strengthen,
-)
+from context.concepts import cooccurrence_pairs, decay, expand, link_weight, strengthen
+from core.concepts import STOPWORDS, concepts, singular
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -165,7 +164,8 @@ def test_a_link_is_found_whichever_way_round_it_is_asked_for():
 
 DETERMINISM_SCRIPT = """
 import json
-from context.concepts import concepts, cooccurrence_pairs, expand
+from context.concepts import cooccurrence_pairs, expand
+from core.concepts import concepts
 text = ("Caroline and Melanie talked about painting, pottery, camping trips, adoption agencies, "
         "LGBTQ support groups, guitar lessons, violin concerts, hiking boots and lake views.")
 found = concepts(text, max_concepts=7)

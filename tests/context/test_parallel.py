@@ -10,6 +10,8 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from context import retrieval, services
+from core import search
+from memory import search as memory_search
 from tests.context.test_api import log_chat
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -18,7 +20,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture(autouse=True)
 def _close_helpers():
     yield
-    retrieval.close_helper_connections()  # the test database is dropped or flushed next
+    search.close_helper_connections()  # the test database is dropped or flushed next
 
 
 def _answers(api, settings, parallel: bool) -> list:
@@ -65,8 +67,8 @@ def test_a_helper_error_fails_the_request_and_leaves_the_connection_usable(api, 
     def broken(cursor, ids):
         raise RuntimeError("memory rows unreadable")
 
-    monkeypatch.setitem(retrieval._KINDS, "memory", retrieval._Kind("memory_memory", "m", retrieval._memory_filters,
-                                                                      broken))
+    broken_memories = search.SearchKind("memory_memory", "m", memory_search.memory_filters, broken)
+    monkeypatch.setitem(retrieval._KINDS, "memory", broken_memories)
     with pytest.raises(RuntimeError, match="memory rows unreadable"):
         services.recall(services.RecallRequest(query="support group", workspace_id=workspace.pk))
     monkeypatch.undo()

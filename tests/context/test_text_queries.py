@@ -3,11 +3,11 @@ statistics) are left out of the finding but still rank; nothing changes for smal
 
 import pytest
 
-from context.retrieval import MAX_POSTINGS, _TableStats, text_queries
+from core.search import MAX_POSTINGS, TableStats, text_queries
 
 
-def stats(rows: float, **freqs: float) -> _TableStats:
-    return _TableStats(read_at=0.0, rows=rows, freqs=freqs)
+def stats(rows: float, **freqs: float) -> TableStats:
+    return TableStats(read_at=0.0, rows=rows, freqs=freqs)
 
 
 def test_small_tables_find_with_every_word():
@@ -44,9 +44,9 @@ def test_words_unknown_to_the_statistics_count_as_rare_and_quotes_are_escaped():
 def test_the_search_uses_the_tables_own_statistics(workspace, monkeypatch):
     from django.db import connection
 
-    from context import retrieval
     from conversations import services as conversation_services
     from conversations.services import InteractionItem
+    from core import search as hybrid
 
     rare = {3, 17}
     items = [InteractionItem(channel="slack", channel_id="U1", sender_name="Ada",
@@ -56,13 +56,13 @@ def test_the_search_uses_the_tables_own_statistics(workspace, monkeypatch):
     kayak = {results[n].id for n in rare}
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE conversations_interaction")
-        retrieval._stats.clear()
-        lexemes = retrieval._lexemes(cursor, "standup kayak")
-        search = lambda: set(retrieval._lexical(cursor, "conversations_interaction", "i", "i.workspace_id = %s",  # noqa: E731
-                                                [workspace.pk], lexemes))
+        hybrid._stats.clear()
+        lexemes = hybrid.lexemes_of(cursor, "standup kayak")
+        search = lambda: set(hybrid.lexical_search(cursor, "conversations_interaction", "i", "i.workspace_id = %s",  # noqa: E731
+                                                    [workspace.pk], lexemes))
         assert search() == {r.id for r in results}  # 40 rows: below the bound, every word finds
-        monkeypatch.setattr(retrieval, "MAX_POSTINGS", 10)
-        retrieval._stats.clear()
+        monkeypatch.setattr(hybrid, "MAX_POSTINGS", 10)
+        hybrid._stats.clear()
         # "standup" is in every row by ANALYZE's count: only the rare word finds now.
         assert search() == kayak
-    retrieval._stats.clear()
+    hybrid._stats.clear()

@@ -1,5 +1,5 @@
 """The Conversations pages: list with filters, a conversation's log with HTMX paging and
-its summary timeline; members only. The admin shows the log read-only."""
+its summary timeline, the messages of one entity (the entity page's panel); members only. The admin shows the log read-only."""
 
 from __future__ import annotations
 
@@ -90,3 +90,16 @@ def test_the_admin_shows_interactions_read_only(client, conversation, db):
     assert client.post(f"/admin/conversations/interaction/{row.pk}/delete/", {"post": "yes"}).status_code == 403
     assert client.get("/admin/conversations/interaction/add/").status_code == 403
     assert Interaction.objects.filter(pk=row.pk).exists()
+
+
+def test_an_entitys_messages_are_a_page_and_the_entity_pages_fragment(client, viewer, outsider, conversation):
+    caroline = Interaction.objects.filter(sender_name="Caroline").first().entity_id
+    client.force_login(viewer)
+    page = client.get(f"/w/acme/conversations/from/{caroline}/").content.decode()
+    assert "<html" in page and "Message 118: we talked about painting" in page and "Message 119" not in page
+    fragment = client.get(f"/w/acme/conversations/from/{caroline}/", headers={"HX-Request": "true"}).content.decode()
+    assert fragment.lstrip().startswith('<div id="recent">') and "Message 118" in fragment and "<html" not in fragment
+    assert fragment.count("<article") == 20
+    client.force_login(outsider)
+    assert client.get(f"/w/acme/conversations/from/{caroline}/").status_code == 404
+    assert client.get("/w/acme/conversations/from/999999/").status_code == 404

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from conversations import services as conversation_services
 from entities.models import Entity, Identity, LinkSuggestion
 from tests.helpers import ApiClient, assert_error
 
@@ -66,12 +67,10 @@ def test_unlink_then_link_elsewhere_and_verify(api):
 
 
 def test_suggestions_are_listed_and_decided_through_the_api(api, workspace):
-    from entities import services
-
     for channel, handle, name in (("slack", "U1", "Ada Lovelace"), ("email", "ada.lovelace@example.com", "Ada Lovelace")):
         entity = create(api, name)
         api.post(f"/entities/{entity['id']}/identities", {"channel": channel, "channel_id": handle, "display_name": name})
-    services.link_suggestions_scan(workspace=workspace)
+    conversation_services.identity_links_suggest(workspace=workspace)
     [suggestion] = api.get("/identity-suggestions").json()["items"]
     assert suggestion["status"] == "pending" and suggestion["reasons"]
     merge = api.post(f"/identity-suggestions/{suggestion['id']}/accept").json()

@@ -72,7 +72,7 @@ def test_suggestions_propose_but_never_link_or_merge(workspace):
     email = person(workspace, "Ada Lovelace", "email", "ada.lovelace@example.com")
     other = person(workspace, "Grace Hopper", "slack", "U2")
     before = sorted(Identity.objects.values_list("pk", "entity_id"))
-    assert services.link_suggestions_scan(workspace=workspace) == 1
+    assert conversation_services.identity_links_suggest(workspace=workspace) == 1
     suggestion = LinkSuggestion.objects.get()
     assert {suggestion.identity.entity_id, suggestion.entity_id} == {slack.pk, email.pk}
     assert suggestion.status == "pending" and suggestion.reasons
@@ -82,13 +82,13 @@ def test_suggestions_propose_but_never_link_or_merge(workspace):
     assert not LinkSuggestion.objects.filter(entity=other).exists()
     # A rejected pair is not proposed again.
     services.link_suggestion_reject(suggestion=suggestion, actor=services_actor())
-    assert services.link_suggestions_scan(workspace=workspace) == 0
+    assert conversation_services.identity_links_suggest(workspace=workspace) == 0
 
 
 def test_accepting_a_suggestion_merges_the_two(workspace):
     person(workspace, "Ada Lovelace", "slack", "U1")
     person(workspace, "Ada Lovelace", "email", "ada.lovelace@example.com")
-    services.link_suggestions_scan(workspace=workspace)
+    conversation_services.identity_links_suggest(workspace=workspace)
     suggestion = LinkSuggestion.objects.get()
     merge = services.link_suggestion_accept(suggestion=suggestion, actor=services_actor())
     assert merge.target_id == suggestion.entity_id

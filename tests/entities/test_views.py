@@ -41,7 +41,8 @@ def test_the_entity_page_shows_everything_about_it(client, teammate, ada):
     assert "slack:U1" in html and "confirmed" in html
     assert "<svg" in html and "works_at" in html
     assert "Initech" in html and "Acme" in html  # history and current value
-    assert "I work at Acme on the engine." in html
+    # The messages are the conversations app's fragment, loaded by the page (with a real link).
+    assert f'hx-get="/w/acme/conversations/from/{ada.pk}/"' in html and f'href="/w/acme/conversations/from/{ada.pk}/"' in html
     assert 'name="confirm_name"' not in html  # a reviewer cannot erase
 
 

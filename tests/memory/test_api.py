@@ -170,7 +170,7 @@ def test_an_edit_is_a_new_version_and_the_history_shows_both(api):
 
 
 def test_a_memory_keeps_its_texts_concepts_and_an_edit_takes_them_anew(api):
-    from context.concepts import concepts
+    from core.concepts import concepts
 
     memory = remember(api, "Caroline joined the LGBTQ support group in Boston.")["memory"]
     stored = Memory.objects.get(pk=memory["id"]).concepts
@@ -188,7 +188,7 @@ def test_the_migration_fills_the_concepts_of_memories_written_before_it(api):
     from django.apps import apps
     from django.db import connection
 
-    from context.concepts import concepts
+    from core.concepts import concepts
 
     ids = [remember(api, text)["memory"]["id"] for text in ("Melanie paints sunsets by the lake.", "The VPN is vpn-3.")]
     Memory.objects.filter(pk__in=ids).update(concepts=None)

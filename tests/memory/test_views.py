@@ -1,6 +1,6 @@
 """Memory pages: the list (search, type/status chips, htmx rows), the memory page
 (evidence with the quote marked and linked to its conversation, history, reinforcement,
-graduation), reviewers' actions, trusted state; viewers see but cannot act (403),
+graduation), reviewers' actions, trusted state, the trust policy; viewers see but cannot act (403),
 outsiders get 404."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from conversations import services as conversation_services
 from conversations.services import InteractionItem
 from core.services import Actor
 from memory import services
-from memory.models import Memory, TrustedState
+from memory.models import Memory, TrustedState, TrustPolicy
 
 pytestmark = pytest.mark.django_db
 
@@ -112,3 +112,29 @@ def test_every_memory_model_is_in_the_admin(client, evidenced, model):
     client.force_login(get_user_model().objects.create_superuser(username="root", password="x", email=""))
     assert client.get(f"/admin/memory/{model}/").status_code == 200
     assert client.get(f"/admin/memory/memory/{evidenced.pk}/change/").status_code == 200
+
+
+def test_admins_change_the_trust_policy(client, owner, teammate, workspace):
+    client.force_login(teammate)
+    assert "Only admins change the policy." in client.get("/w/acme/memories/policy/").content.decode()
+    client.force_login(owner)
+    response = client.post("/w/acme/memories/policy/set/", {"auto_certainties": ["verbatim"], "auto_types": ["fact"],
+                                                            "min_confidence": "0.95"})
+    assert response.status_code == 302
+    policy = TrustPolicy.objects.get(workspace=workspace)
+    assert policy.auto_certainties == ["verbatim"] and policy.min_confidence == 0.95
+    client.post("/w/acme/memories/policy/set/", {"min_confidence": "lots"})
+    assert TrustPolicy.objects.get(workspace=workspace).min_confidence == 0.95
+
+
+def test_viewers_cannot_change_the_trust_policy_and_outsiders_see_nothing(client, viewer, outsider):
+    client.force_login(viewer)
+    assert client.post("/w/acme/memories/policy/set/", {"min_confidence": "0.5"}).status_code == 403
+    client.force_login(outsider)
+    assert client.get("/w/acme/memories/policy/").status_code == 404
+
+
+def test_the_old_trust_policy_address_redirects_to_the_memory_app(client, viewer):
+    client.force_login(viewer)
+    response = client.get("/w/acme/review/policy/")
+    assert response.status_code == 302 and response["Location"] == "/w/acme/memories/policy/"

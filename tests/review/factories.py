@@ -93,7 +93,7 @@ def link_suggestion(workspace):
     for channel, handle in (("slack", "U9"), ("email", "grace.hopper@example.com")):
         entity = entity_services.entity_create(workspace=workspace, kind="person", name="Grace Hopper")
         entity_services.identity_link(entity=entity, channel=channel, channel_id=handle, display_name="Grace Hopper")
-    entity_services.link_suggestions_scan(workspace=workspace)
+    conversation_services.identity_links_suggest(workspace=workspace)
     from entities.models import LinkSuggestion
 
     return LinkSuggestion.objects.get(workspace=workspace)

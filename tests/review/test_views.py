@@ -1,12 +1,12 @@
 """The review pages: the queue (full page, htmx partial, filters, grouping, evidence
 marked), decisions by reviewers (403 for viewers, 404 for outsiders), bulk, the pending
-count fragment, similar items, the conflict inbox, statistics and the trust policy."""
+count fragment, similar items, the conflict inbox and statistics."""
 
 from __future__ import annotations
 
 import pytest
 
-from memory.models import Memory, TrustPolicy
+from memory.models import Memory
 from review.models import ReviewItem
 from tests.review import factories
 
@@ -96,11 +96,10 @@ def test_viewers_cannot_decide_and_outsiders_see_nothing(client, viewer, outside
     client.force_login(viewer)
     assert client.post(f"/w/acme/review/{item.pk}/approve/").status_code == 403
     assert client.post("/w/acme/review/bulk/", {"action": "approve", "ids": [item.pk]}).status_code == 403
-    assert client.post("/w/acme/review/policy/set/", {"min_confidence": "0.5"}).status_code == 403
     assert ReviewItem.objects.get(pk=item.pk).status == "pending"
     client.force_login(outsider)
     for path in ("/w/acme/review/", "/w/acme/review/count/", f"/w/acme/review/{item.pk}/similar/",
-                 "/w/acme/review/conflicts/", "/w/acme/review/stats/", "/w/acme/review/policy/"):
+                 "/w/acme/review/conflicts/", "/w/acme/review/stats/"):
         assert client.get(path).status_code == 404, path
     assert client.post(f"/w/acme/review/{item.pk}/approve/").status_code == 404
 
@@ -136,16 +135,3 @@ def test_the_statistics_page_flags_low_precision_rules(client, teammate, workspa
     html = client.get("/w/acme/review/stats/?days=7").content.decode()
     assert "dubious.rule" in html and "low precision" in html and "<svg" in html and "<polyline" in html
     assert client.get("/w/acme/review/stats/?days=abc").status_code == 200
-
-
-def test_admins_change_the_trust_policy(client, owner, teammate, workspace):
-    client.force_login(teammate)
-    assert "Only admins change the policy." in client.get("/w/acme/review/policy/").content.decode()
-    client.force_login(owner)
-    response = client.post("/w/acme/review/policy/set/", {"auto_certainties": ["verbatim"], "auto_types": ["fact"],
-                                                          "min_confidence": "0.95"})
-    assert response.status_code == 302
-    policy = TrustPolicy.objects.get(workspace=workspace)
-    assert policy.auto_certainties == ["verbatim"] and policy.min_confidence == 0.95
-    client.post("/w/acme/review/policy/set/", {"min_confidence": "lots"})
-    assert TrustPolicy.objects.get(workspace=workspace).min_confidence == 0.95
