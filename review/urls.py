@@ -10,6 +10,7 @@ urlpatterns = [
     path("stats/", views.stats, name="review-stats"),
     path("policy/", views.policy, name="review-policy"),
     path("policy/set/", views.policy_set, name="review-policy-set"),
+    path("claims/<int:claim_id>/<str:action>/", views.claim_decide, name="review-claim-decide"),
     path("<int:item_id>/similar/", views.similar, name="review-similar"),
     path("<int:item_id>/<str:action>/", views.decide, name="review-decide"),
 ]
