@@ -66,7 +66,7 @@ def main() -> None:
     samples = locomo_data.load()[:args.samples or None]
     report: dict = {"machine": machine(), "samples": {}}
     # The launcher's children import this checkout's code, whatever the venv was installed from.
-    with launched(env_extra={"PYTHONPATH": str(ROOT)}) as mnemo:
+    with launched(env_extra={"PYTHONPATH": str(ROOT)}, timeout=600) as mnemo:
         def client_for(name: str) -> httpx.Client:
             return httpx.Client(base_url=mnemo.url, headers={"Authorization": f"Bearer {workspace_key(mnemo, name)}"},
                                 timeout=120)

@@ -208,3 +208,22 @@ def test_erasing_the_person_removes_their_claims(workspace, berlin):
     entity = Entity.objects.get(pk=berlin.source_interaction.entity_id)
     entity_services.entity_erase(entity=entity, actor=SYSTEM)
     assert not Claim.objects.filter(pk=berlin.pk).exists()
+
+
+def test_the_migration_puts_pending_items_into_claims_by_the_same_rule(workspace):
+    import importlib
+
+    from django.apps import apps
+
+    derive(workspace)
+    derive(workspace, "I work at Acme as a nurse. My sister Mia lives in Paris.")
+    factories.conflict(workspace)
+    before = {frozenset(c.items.values_list("pk", flat=True)) for c in Claim.objects.all()}
+    decided = ReviewItem.objects.filter(kind="entity").first()
+    services.review_decide(item=decided, actor=services.SYSTEM, action="reject")
+    ReviewItem.objects.update(claim=None)
+    Claim.objects.all().delete()
+    importlib.import_module("review.migrations.0002_claims").pending_items_into_claims(apps, None)
+    after = {frozenset(c.items.values_list("pk", flat=True)) for c in Claim.objects.all()}
+    assert after == {claim - {decided.pk} for claim in before} - {frozenset()}
+    assert ReviewItem.objects.get(pk=decided.pk).claim is None
