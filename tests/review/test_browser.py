@@ -203,6 +203,8 @@ def test_a_claim_is_one_card_approved_with_a_facet_unticked_and_another_rejected
     expect(card.locator("input.facet-tick")).to_have_count(4)
     expect(card.locator("blockquote mark")).to_have_text("I'm in Berlin now")
     card.locator(f"li[data-facet='{f['entity'].pk}'] input.facet-tick").uncheck()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "claim-card-with-a-facet-unticked.png"), full_page=True)
     page.keyboard.press("Escape")  # leave the checkbox: keys act on the current card again
     page.keyboard.press("a")
     expect(card).to_be_hidden()
