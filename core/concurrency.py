@@ -24,7 +24,8 @@ layers call them in `prepare`, between the claiming and the writing transaction
 4. Entities (`Entity` rows), then identities, profile values, relationships.
 5. Conversations (`Conversation` rows), then the per-conversation episode lock.
 6. Memories (`Memory` rows, then their procedure/censor rows).
-7. Review items (`ReviewItem` rows).
+7. Review claims (`Claim` rows; opening an item first takes the per-interaction claim
+   lock, review.services), then review items (`ReviewItem` rows).
 8. Audit rows (insert-only, never locked).
 
 Rules that keep the order cheap to follow:

@@ -6,8 +6,22 @@ from core.input_types import Id
 from core.pagination import PageIn, page
 from core.services import Actor
 from review import selectors, services
-from review.models import ReviewItem
-from review.schemas import BulkIn, BulkOut, CandidateFilter, CandidateOut, CandidatePage, PromoteIn, RejectIn, StatsOut
+from review.models import Claim, ReviewItem
+from review.schemas import (
+    BulkIn,
+    BulkOut,
+    CandidateFilter,
+    CandidateOut,
+    CandidatePage,
+    ClaimDecideIn,
+    ClaimDecisionOut,
+    ClaimFilter,
+    ClaimOut,
+    ClaimPage,
+    PromoteIn,
+    RejectIn,
+    StatsOut,
+)
 
 router = Router(tags=["review"])
 
@@ -28,8 +42,19 @@ def candidate_out(item: ReviewItem) -> dict:
     }
 
 
-def _filters(f: CandidateFilter) -> selectors.ItemFilter:
-    return selectors.ItemFilter(status=f.status, kind=f.kind, item_type=f.type, rule=f.rule,
+def claim_out(claim: Claim) -> dict:
+    content = claim.source_interaction.content if claim.source_interaction_id else ""
+    span = claim.span
+    return {
+        "id": claim.pk, "source_interaction_id": claim.source_interaction_id, "span": list(span) if span else None,
+        "quote": content[span[0]:span[1]] if span else "", "label": claim.label, "status": claim.status,
+        "decided_by": claim.decided_label, "decided_at": claim.decided_at, "note": claim.note,
+        "created_at": claim.created_at, "facets": [candidate_out(item) for item in claim.items.all()],
+    }
+
+
+def _filters(f: CandidateFilter | ClaimFilter) -> selectors.ItemFilter:
+    return selectors.ItemFilter(status=getattr(f, "status", None), kind=f.kind, item_type=f.type, rule=f.rule,
                                 min_confidence=f.min_confidence, max_confidence=f.max_confidence, entity_id=f.entity,
                                 source_interaction_id=f.source_interaction, older_than_hours=f.older_than_hours,
                                 newer_than_hours=f.newer_than_hours)
@@ -95,3 +120,39 @@ def reject_candidate(request: HttpRequest, item_id: Id, payload: RejectIn):
 def keep_both(request: HttpRequest, item_id: Id, payload: RejectIn):
     item = selectors.review_item_get(workspace=request.workspace, item_id=item_id)
     return candidate_out(services.review_decide(item=item, actor=_actor(request), action="both", note=payload.note))
+
+
+# --- claims: what derivation found about one span of one message, decided once ---------------
+
+@router.get("/claims", response=ClaimPage, auth=require("read"),
+            summary="The review queue by claim: each with its facets (memory, entity, relationship, …)")
+def list_claims(request: HttpRequest, filters: Query[ClaimFilter], paging: Query[PageIn]):
+    facet_filters = _filters(filters)
+    facet_filters.status = None
+    return page(selectors.claims(workspace=request.workspace, status=filters.status, filters=facet_filters), paging,
+                claim_out)
+
+
+@router.get("/claims/{claim_id}", response=ClaimOut, auth=require("read"), summary="One claim with its facets")
+def get_claim(request: HttpRequest, claim_id: Id):
+    return claim_out(selectors.claim_get(workspace=request.workspace, claim_id=claim_id))
+
+
+def _decide_claim(request, claim_id: int, payload: ClaimDecideIn, approve: bool) -> dict:
+    claim = selectors.claim_get(workspace=request.workspace, claim_id=claim_id)
+    result = services.claim_decide(claim=claim, actor=_actor(request), approve=approve, note=payload.note,
+                                   exclude=payload.exclude, edits=payload.edits)
+    return {"claim": claim_out(selectors.claim_get(workspace=request.workspace, claim_id=claim_id)),
+            "decided": [candidate_out(item) for item in result.decided], "gone": result.gone}
+
+
+@router.post("/claims/{claim_id}/approve", response=ClaimDecisionOut, auth=require("write"),
+             summary="Approve every facet of the claim; excluded facets are rejected, edited ones edited first")
+def approve_claim(request: HttpRequest, claim_id: Id, payload: ClaimDecideIn):
+    return _decide_claim(request, claim_id, payload, approve=True)
+
+
+@router.post("/claims/{claim_id}/reject", response=ClaimDecisionOut, auth=require("write"),
+             summary="Reject every facet of the claim; excluded facets are approved instead")
+def reject_claim(request: HttpRequest, claim_id: Id, payload: ClaimDecideIn):
+    return _decide_claim(request, claim_id, payload, approve=False)

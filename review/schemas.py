@@ -48,6 +48,22 @@ class CandidateOut(Schema):
     created_at: datetime
 
 
+class ClaimFilter(Schema):
+    """Claims (pending by default) with a facet that matches every facet filter given."""
+
+    model_config = ConfigDict(extra="forbid")
+    status: Literal["pending", "decided"] = "pending"
+    kind: KindName | None = None
+    type: str | None = Field(None, max_length=60)
+    rule: str | None = Field(None, max_length=120)
+    min_confidence: float | None = Field(None, ge=0, le=1)
+    max_confidence: float | None = Field(None, ge=0, le=1)
+    entity: Id | None = None
+    source_interaction: Id | None = None
+    older_than_hours: Hours | None = None
+    newer_than_hours: Hours | None = None
+
+
 class CandidatePage(Schema):
     count: int
     items: list[CandidateOut]
@@ -72,6 +88,48 @@ class BulkIn(Schema):
     model_config = ConfigDict(extra="forbid")
     ids: list[Id] = Field(min_length=1, max_length=1000)
     note: SafeStr = Field("", max_length=2000)
+
+
+class ClaimOut(Schema):
+    id: int
+    source_interaction_id: int | None
+    span: list[int] | None
+    quote: str
+    label: str
+    status: str
+    decided_by: str
+    decided_at: datetime | None
+    note: str
+    created_at: datetime
+    facets: list[CandidateOut]
+
+
+class ClaimPage(Schema):
+    count: int
+    items: list[ClaimOut]
+
+
+class ClaimDecideIn(Schema):
+    """Decide every pending facet of the claim. Facets named in `exclude` (unticked) take
+    the other decision: approving with a facet excluded rejects that facet. `edits` edit
+    facets being approved first ({facet id: {field: value}}, the fields its kind allows)."""
+
+    model_config = ConfigDict(extra="forbid")
+    note: SafeStr = Field("", max_length=2000)
+    exclude: list[Id] = Field(default_factory=list, max_length=100)
+    edits: dict[Id, dict[str, SafeContent]] = Field(default_factory=dict, max_length=100)
+
+
+class FacetProblemOut(Schema):
+    id: int
+    kind: str
+    message: str
+
+
+class ClaimDecisionOut(Schema):
+    claim: ClaimOut
+    decided: list[CandidateOut]
+    gone: list[FacetProblemOut]
 
 
 class SkippedOut(Schema):

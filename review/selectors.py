@@ -3,17 +3,17 @@ computed from the audit log (the `review.*` events decisions write)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 
 from django.conf import settings
-from django.db.models import Count, F, Max, Min, Q, QuerySet
+from django.db.models import Count, F, Max, Min, Prefetch, Q, QuerySet
 from django.db.models.fields.json import KT
 from django.db.models.functions import TruncDay
 from django.utils import timezone
 
 from core.models import AuditEvent, Workspace
-from review.models import ReviewItem, ReviewStatus
+from review.models import Claim, ClaimStatus, ReviewItem, ReviewStatus
 from review.registry import kinds
 
 DECISION_VERBS = ("review.approve", "review.edit", "review.merge", "review.both", "review.reject")
@@ -69,7 +69,42 @@ def review_item_get(*, workspace: Workspace, item_id: int) -> ReviewItem:
 
 
 def pending_count(workspace: Workspace) -> int:
+    """What waits for a person: one per claim (a card), however many facets it has."""
+    return Claim.objects.filter(workspace=workspace, status=ClaimStatus.PENDING).count()
+
+
+def pending_item_count(workspace: Workspace) -> int:
     return ReviewItem.objects.filter(workspace=workspace, status=ReviewStatus.PENDING).count()
+
+
+# --- claims ------------------------------------------------------------------------------------
+
+def _narrowing(f: ItemFilter) -> bool:
+    return any(value not in (None, "") for name, value in vars(f).items() if name != "status")
+
+
+def claims(*, workspace: Workspace | int, status: str | None = ClaimStatus.PENDING,
+           filters: ItemFilter | None = None) -> QuerySet[Claim]:
+    """Claims newest first, each with its facets (in id order) and source message. Facet
+    filters (kind, rule, confidence…) keep the claims with a facet that matches; on
+    pending claims only their pending facets count."""
+    workspace_id = workspace if isinstance(workspace, int) else workspace.pk
+    rows = Claim.objects.filter(workspace_id=workspace_id)
+    if status:
+        rows = rows.filter(status=status)
+    f = filters or ItemFilter(status=None)
+    if _narrowing(f):
+        facet_status = ReviewStatus.PENDING if status == ClaimStatus.PENDING else None
+        facets = review_items(workspace=workspace_id, filters=replace(f, status=facet_status))
+        rows = rows.filter(pk__in=facets.order_by().values("claim_id"))
+    return (rows.select_related("source_interaction")
+            .prefetch_related(Prefetch("items", queryset=ReviewItem.objects.order_by("pk")))
+            .order_by("-created_at", "-id"))
+
+
+def claim_get(*, workspace: Workspace, claim_id: int) -> Claim:
+    """The claim, or Claim.DoesNotExist (→ 404) when it belongs to another workspace."""
+    return claims(workspace=workspace, status=None).get(pk=claim_id)
 
 
 def pending_facets(*, workspace: Workspace) -> dict[str, list[tuple[str, int]]]:

@@ -2,7 +2,12 @@
 
 A decision locks the item, asks the kind (review.registry) to change its own rows, marks
 the item decided and writes one `review.<decision>` audit event — all in one transaction.
-Reviewer statistics are computed from those events (review.selectors), not stored twice."""
+Reviewer statistics are computed from those events (review.selectors), not stored twice.
+
+Every item opens into a claim (review.claims says which): a claim is decided at once
+(claim_decide), or facet by facet through the item routes — it is decided when no facet
+waits any more. Locks (core.concurrency, rank 7): claims before their items, each in
+ascending id."""
 
 from __future__ import annotations
 
@@ -13,6 +18,7 @@ from dataclasses import dataclass, field
 
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from core import privacy
@@ -20,7 +26,8 @@ from core.concurrency import retry_on_conflict
 from core.errors import ApiError, Conflict
 from core.safe_text import refuse_secrets
 from core.services import SYSTEM, Actor, audit_record, audit_record_many
-from review.models import Decision, ReviewItem, ReviewStatus
+from review.claims import OpenClaim, claim_join
+from review.models import Claim, ClaimStatus, Decision, ReviewItem, ReviewStatus
 from review.registry import Gone, kind_get
 
 ACTIONS = ("approve", "reject", "merge", "both")
@@ -47,15 +54,96 @@ def _item(workspace_id: int, kind: str, target, overrides: dict | None = None) -
 def review_open(*, kind: str, target, workspace_id: int, **overrides) -> None:
     """Put `target` in the queue unless an item for it is pending already. `overrides`
     replace fields of the kind's description (e.g. the rule that proposed it)."""
-    ReviewItem.objects.bulk_create([_item(workspace_id, kind, target, overrides)], ignore_conflicts=True)
+    _open([_item(workspace_id, kind, target, overrides)])
 
 
 def review_open_many(*, kind: str, targets, workspace_id: int) -> int:
     """Returns how many targets were offered (those with a pending item already are skipped)."""
     items = [_item(workspace_id, kind, target) for target in targets]
-    # The partial unique index (one pending item per target) makes a repeat a no-op.
-    ReviewItem.objects.bulk_create(items, ignore_conflicts=True)
+    _open(items)
     return len(items)
+
+
+# One opener at a time per source interaction decides which claim a facet joins, whichever
+# transaction (memory or entities derivation) opens it. Keyed (class, interaction id mod 2^31):
+# two interactions that share a key only wait for each other.
+_CLAIM_OPEN_LOCK = "SELECT pg_advisory_xact_lock(hashtext('mnemo.claim'), (%s %% 2147483647)::int)"
+
+
+def _groupable(item: ReviewItem) -> bool:
+    """Facets of a source interaction group; conflicts keep their own side-by-side card."""
+    return item.source_interaction_id is not None and not kind_get(item.kind).two_sided
+
+
+def _span(item: ReviewItem) -> tuple[int, int] | None:
+    return (item.span_start, item.span_end) if item.span_start is not None and item.span_end is not None else None
+
+
+def _claim_for(item: ReviewItem) -> tuple[Claim, bool]:
+    """The open claim `item` joins (review.claims.claim_join), locked, or a new one:
+    (claim, created). A facet bridging two open claims merges them into the older."""
+    if not _groupable(item):
+        return Claim.objects.create(workspace_id=item.workspace_id, source_interaction_id=item.source_interaction_id,
+                                    span_start=item.span_start, span_end=item.span_end, solo=True,
+                                    label=item.text), True
+    with connection.cursor() as cursor:
+        cursor.execute(_CLAIM_OPEN_LOCK, [item.source_interaction_id])
+    open_claims = list(Claim.objects.select_for_update(no_key=True)
+                       .filter(workspace_id=item.workspace_id, source_interaction_id=item.source_interaction_id,
+                               status=ClaimStatus.PENDING, solo=False).order_by("pk"))
+    join = claim_join(_span(item), [OpenClaim(c.pk, c.span) for c in open_claims])
+    if join.claim is None:
+        return Claim.objects.create(workspace_id=item.workspace_id, source_interaction_id=item.source_interaction_id,
+                                    span_start=item.span_start, span_end=item.span_end, label=item.text), True
+    claim = next(c for c in open_claims if c.pk == join.claim)
+    if join.absorbed:
+        ReviewItem.objects.filter(claim_id__in=join.absorbed).update(claim=claim)
+        Claim.objects.filter(pk__in=join.absorbed).delete()
+    if join.span != claim.span:
+        claim.span_start, claim.span_end = join.span
+        claim.save(update_fields=["span_start", "span_end"])
+    return claim, False
+
+
+def _open(items: list[ReviewItem]) -> None:
+    """Open each item in its claim; a target with a pending item already is skipped (the
+    partial unique index makes a concurrent repeat a no-op, and its fresh claim is dropped)."""
+    if not items:
+        return
+    with transaction.atomic():
+        waiting = set(ReviewItem.objects.filter(workspace_id=items[0].workspace_id, status=ReviewStatus.PENDING,
+                                                kind__in={i.kind for i in items},
+                                                target_id__in=[i.target_id for i in items])
+                      .values_list("kind", "target_id"))
+        fresh = []
+        for item in items:
+            if (item.kind, item.target_id) in waiting:
+                continue
+            waiting.add((item.kind, item.target_id))
+            item.claim, created = _claim_for(item)
+            if created:
+                fresh.append(item.claim.pk)
+            ReviewItem.objects.bulk_create([item], ignore_conflicts=True)
+        if fresh:
+            Claim.objects.filter(pk__in=fresh).exclude(Exists(ReviewItem.objects.filter(claim=OuterRef("pk")))).delete()
+
+
+def _lock_claims(claim_ids) -> None:
+    """Rank 7 starts with the claims (ascending id), before their items."""
+    ids = sorted({i for i in claim_ids if i is not None})
+    if ids:
+        list(Claim.objects.select_for_update(no_key=True).filter(pk__in=ids).order_by("pk").values_list("pk"))
+
+
+def _claims_settle(claim_ids, actor: Actor, note: str = "") -> None:
+    """A claim none of whose facets waits any more is decided (by whoever decided last)."""
+    ids = {i for i in claim_ids if i is not None}
+    if not ids:
+        return
+    (Claim.objects.filter(pk__in=ids, status=ClaimStatus.PENDING)
+     .exclude(Exists(ReviewItem.objects.filter(claim=OuterRef("pk"), status=ReviewStatus.PENDING)))
+     .update(status=ClaimStatus.DECIDED, decided_at=timezone.now(), decided_by=actor.user,
+             decided_label=actor.label[:200], note=note[:2000]))
 
 
 def review_withdraw(*, kind: str, target_ids, workspace_id: int, reason: str, actor: Actor = SYSTEM) -> int:
@@ -63,11 +151,13 @@ def review_withdraw(*, kind: str, target_ids, workspace_id: int, reason: str, ac
     ids = [int(i) for i in target_ids]
     if not ids:
         return 0
-    items = list(ReviewItem.objects.filter(workspace_id=workspace_id, kind=kind, target_id__in=ids,
-                                           status=ReviewStatus.PENDING).exclude(pk=_deciding.get())
-                 .values_list("pk", flat=True))
-    if not items:
+    rows = dict(ReviewItem.objects.filter(workspace_id=workspace_id, kind=kind, target_id__in=ids,
+                                          status=ReviewStatus.PENDING).exclude(pk=_deciding.get())
+                .values_list("pk", "claim_id"))
+    if not rows:
         return 0
+    items = list(rows)
+    _lock_claims(rows.values())
     ReviewItem.objects.filter(pk__in=items).update(status=ReviewStatus.WITHDRAWN, note=reason[:500],
                                                    decided_at=timezone.now(), decided_label=actor.label[:200],
                                                    decided_by=actor.user)
@@ -75,6 +165,7 @@ def review_withdraw(*, kind: str, target_ids, workspace_id: int, reason: str, ac
 
     audit_record(workspace=Workspace.objects.get(pk=workspace_id), actor=actor, verb="review.withdraw",
                  data={"kind": kind, "items": items, "reason": reason[:500]})
+    _claims_settle(rows.values(), actor)
     return len(items)
 
 
@@ -131,6 +222,7 @@ def _withdraw_gone(item: ReviewItem, reason: str, actor: Actor) -> None:
     item.save(update_fields=["status", "decided_at", "note", "decided_label"])
     audit_record(workspace=item.workspace, actor=actor, verb="review.withdraw",
                  data={"kind": item.kind, "items": [item.pk], "reason": reason[:500]})
+    _claims_settle([item.claim_id], actor)
 
 
 def _handle(kind, target, *, actor: Actor, action: str, note: str, changes: dict, merge_into: int | None):
@@ -193,12 +285,14 @@ def review_decide(*, item: ReviewItem, actor: Actor, action: str, note: str = ""
     refuse_secrets(note=note)
     gone = None
     with transaction.atomic():
+        _lock_claims(ReviewItem.objects.filter(pk=item.pk).values_list("claim_id", flat=True))
         item = ReviewItem.objects.select_for_update(no_key=True, of=("self",)).select_related("decided_by", "workspace").get(pk=item.pk)
         if item.status != ReviewStatus.PENDING:
             raise decided_conflict(item)
         try:
             with transaction.atomic():
                 _apply(item, actor=actor, action=action, note=note, changes=changes or {}, merge_into=merge_into)
+                _claims_settle([item.claim_id], actor)
         except Gone as exc:
             gone = str(exc)
             _withdraw_gone(item, gone, actor)
@@ -230,6 +324,7 @@ def review_decide_many(*, workspace_id: int, item_ids: list[int], actor: Actor, 
     ids = list(dict.fromkeys(int(i) for i in item_ids))
     result = BulkResult()
     with transaction.atomic():
+        _lock_claims(ReviewItem.objects.filter(workspace_id=workspace_id, pk__in=ids).values_list("claim_id", flat=True))
         items = {item.pk: item for item in ReviewItem.objects.select_for_update(no_key=True, of=("self",))
                  .select_related("decided_by", "workspace").filter(workspace_id=workspace_id, pk__in=ids)}
         missing = [i for i in ids if i not in items]
@@ -264,6 +359,7 @@ def review_decide_many(*, workspace_id: int, item_ids: list[int], actor: Actor, 
                 result.skipped.append({"id": item.pk, "code": getattr(exc, "code", "validation_error"),
                                        "message": message})
         result.decided = [decided[i] for i in ids if i in decided]
+        _claims_settle([item.claim_id for item in items.values()], actor, note)
     return result
 
 
@@ -296,6 +392,112 @@ def _decide_set(group: list[ReviewItem], *, actor: Actor, approve: bool, note: s
     audit_record_many(workspace=workspace, actor=actor, verb=f"review.{decision}",
                       rows=[(item, _decision_data(item, {})) for item in done])
     return done
+
+
+@dataclass
+class ClaimResult:
+    claim: Claim
+    decided: list[ReviewItem] = field(default_factory=list)  # facets decided now, in id order
+    gone: list[dict] = field(default_factory=list)  # facets whose target changed outside the queue
+    skipped: list[dict] = field(default_factory=list)  # facets decided before (one by one)
+
+
+def claim_decided_conflict(claim: Claim) -> Conflict:
+    who = claim.decided_label or "someone"
+    when = claim.decided_at.isoformat() if claim.decided_at else None
+    return Conflict(f"Claim {claim.pk} was already decided by {who}" + (f" at {when}" if when else "") + ".",
+                    details={"status": claim.status, "decided_by": claim.decided_label, "decided_at": when})
+
+
+@retry_on_conflict
+def claim_decide(*, claim: Claim, actor: Actor, approve: bool, note: str = "", exclude=(),
+                 edits: dict | None = None) -> ClaimResult:
+    """Decide every pending facet of a claim at once, through each owner's handlers.
+
+    Ticked facets (all but `exclude`) take the claim's decision; an excluded facet takes
+    the other one — approving a claim with a facet unticked rejects that facet, so the
+    claim is reviewed once and nothing is left waiting. `edits` ({item id: changes}) edit
+    facets before approving them (the kind says which fields). A facet whose target changed
+    outside the queue is withdrawn and reported in `gone`; facets decided before are
+    reported in `skipped`. Any other failure decides nothing. One `review.claim` audit
+    event besides each facet's own `review.<decision>` event."""
+    refuse_secrets(note=note)
+    exclude = {int(i) for i in exclude}
+    edits = {int(k): v for k, v in (edits or {}).items()}
+    with transaction.atomic():
+        claim = Claim.objects.select_for_update(no_key=True, of=("self",)).select_related("workspace").get(pk=claim.pk)
+        items = list(ReviewItem.objects.select_for_update(no_key=True, of=("self",)).select_related("workspace")
+                     .filter(claim=claim).order_by("pk"))
+        if claim.status != ClaimStatus.PENDING:
+            raise claim_decided_conflict(claim)
+        by_id = {item.pk: item for item in items}
+        unknown = sorted((exclude | set(edits)) - set(by_id))
+        if unknown:
+            raise ValidationError({"exclude": f"Item {unknown[0]} is not a facet of claim {claim.pk}."})
+
+        def action(item: ReviewItem) -> str:
+            return "approve" if approve != (item.pk in exclude) else "reject"
+
+        changes = {}
+        for item_id, edit in edits.items():
+            item = by_id[item_id]
+            if not item.is_pending:
+                raise ValidationError({"edits": f"Facet {item_id} is {item.status} already; it cannot be edited."})
+            if action(item) != "approve":
+                raise ValidationError({"edits": f"Facet {item_id} is rejected by this decision; only approved facets "
+                                                f"are edited."})
+            changes[item_id] = clean_changes(item.kind, edit)
+        result = ClaimResult(claim=claim)
+        for item in items:
+            if not item.is_pending:
+                result.skipped.append({"id": item.pk, "kind": item.kind, "status": item.status})
+                continue
+            try:
+                with transaction.atomic():
+                    _apply(item, actor=actor, action=action(item), note=note, changes=changes.get(item.pk, {}),
+                           merge_into=None)
+                result.decided.append(item)
+            except Gone as exc:
+                _withdraw_gone(item, str(exc), actor)
+                result.gone.append({"id": item.pk, "kind": item.kind, "message": str(exc)})
+        if not result.decided and not result.gone:
+            raise claim_decided_conflict(claim)
+        claim.status, claim.decided_at, claim.note = ClaimStatus.DECIDED, timezone.now(), note[:2000]
+        claim.decided_by, claim.decided_label = actor.user, actor.label[:200]
+        claim.save(update_fields=["status", "decided_at", "note", "decided_by", "decided_label"])
+        audit_record(workspace=claim.workspace, actor=actor, verb="review.claim", target=claim, data={
+            "decision": "approve" if approve else "reject", "note": claim.note,
+            "facets": [{"item": item.pk, "kind": item.kind, "target": item.target_id, "outcome": item.status,
+                        "decision": item.decision} for item in result.decided],
+            "excluded": sorted(exclude), "edited": sorted(changes), "gone": result.gone,
+            "skipped": [row["id"] for row in result.skipped]})
+    return result
+
+
+@retry_on_conflict
+def claims_decide_many(*, workspace_id: int, claim_ids: list[int], actor: Actor, approve: bool,
+                       note: str = "") -> BulkResult:
+    """Decide many claims whole (the queue's bulk bar). Ids outside the workspace: 404,
+    nothing decided; a claim decided meanwhile is skipped with the reason."""
+    from core.errors import NotFound
+
+    ids = list(dict.fromkeys(int(i) for i in claim_ids))
+    result = BulkResult()
+    with transaction.atomic():
+        found = set(Claim.objects.filter(workspace_id=workspace_id, pk__in=ids).values_list("pk", flat=True))
+        missing = [i for i in ids if i not in found]
+        if missing:
+            raise NotFound(f"No claim {missing[0]} in this workspace.", details={"missing": missing})
+        for claim_id in sorted(ids):
+            try:
+                with transaction.atomic():
+                    decided = claim_decide(claim=Claim(pk=claim_id), actor=actor, approve=approve, note=note)
+                result.decided += decided.decided
+            except (ApiError, ValidationError) as exc:
+                message = exc.message if isinstance(exc, ApiError) else "; ".join(exc.messages)
+                result.skipped.append({"id": claim_id, "code": getattr(exc, "code", "validation_error"),
+                                       "message": message})
+    return result
 
 
 def review_decide_target(*, workspace_id: int, kind: str, target_id: int, actor: Actor, action: str,
@@ -371,4 +573,8 @@ def review_items_erase(entity, interaction_ids: list[int]) -> dict[str, int]:
         targets = dict(rows.filter(kind=kind.name).exclude(pk__in=doomed).values_list("pk", "target_id"))
         alive = kind.alive(list(set(targets.values())))
         doomed |= {pk for pk, target in targets.items() if target not in alive}
-    return {"review_items": ReviewItem.objects.filter(pk__in=doomed).delete()[1].get(ReviewItem._meta.label, 0)}
+    claims = set(ReviewItem.objects.filter(pk__in=doomed).values_list("claim_id", flat=True)) - {None}
+    removed = ReviewItem.objects.filter(pk__in=doomed).delete()[1].get(ReviewItem._meta.label, 0)
+    # A claim's label quotes its first facet: it goes with its last one.
+    Claim.objects.filter(pk__in=claims).exclude(Exists(ReviewItem.objects.filter(claim=OuterRef("pk")))).delete()
+    return {"review_items": removed}

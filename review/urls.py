@@ -11,6 +11,7 @@ urlpatterns = [
     path("stats/", views.stats, name="review-stats"),
     # The trust policy decides which memories skip the queue: the memory app owns it now.
     path("policy/", RedirectView.as_view(pattern_name="trust-policy"), name="review-policy"),
+    path("claims/<int:claim_id>/<str:action>/", views.claim_decide, name="review-claim-decide"),
     path("<int:item_id>/similar/", views.similar, name="review-similar"),
     path("<int:item_id>/<str:action>/", views.decide, name="review-decide"),
 ]

@@ -9,6 +9,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
+from django.db import transaction
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -19,7 +20,7 @@ from core.errors import ApiError
 from core.models import Role
 from core.services import Actor
 from review import charts, selectors, services
-from review.models import ReviewItem
+from review.models import Claim, ReviewItem
 from review.registry import kinds
 
 PAGE_SIZE = 25
@@ -62,7 +63,8 @@ def _page_number(request) -> int:
         return 1
 
 
-def _quote_parts(item: ReviewItem) -> dict:
+def _quote_parts(item: ReviewItem | Claim) -> dict:
+    """The source message around the span (an item's or a claim's), clipped to 300 characters each side."""
     interaction = item.source_interaction
     if interaction is None:
         return {}
@@ -88,18 +90,28 @@ def _edit_values(item: ReviewItem) -> list[dict]:
             for name, label in fields.items()]
 
 
-@workspace_view()
-def queue(request):
-    filters, chosen = _filters(request)
-    rows = selectors.review_items(workspace=request.workspace, filters=filters).select_related("source_interaction")
-    page = Paginator(rows, PAGE_SIZE).get_page(_page_number(request))
-    items = list(page.object_list)
-    for item in items:
+def _card(claim: Claim) -> Claim:
+    """A claim as the queue shows it: with one facet, that item's own card (edit, merge,
+    similar items, both-true for conflicts); with more, one card of tickable facets."""
+    claim.facets = list(claim.items.all())
+    for item in claim.facets:
+        item.source_interaction = claim.source_interaction
         item.quote = _quote_parts(item)
         item.kind_def = kinds().get(item.kind)
         item.edit_values = _edit_values(item)
+    claim.quote = _quote_parts(claim)
+    claim.single = claim.facets[0] if len(claim.facets) == 1 else None
+    return claim
+
+
+@workspace_view()
+def queue(request):
+    filters, chosen = _filters(request)
+    rows = selectors.claims(workspace=request.workspace, filters=filters)
+    page = Paginator(rows, PAGE_SIZE).get_page(_page_number(request))
+    cards = [_card(claim) for claim in page.object_list if claim.items.all()]
     context = {
-        "page": page, "groups": selectors.grouped(items), "chosen": chosen,
+        "page": page, "groups": selectors.grouped(cards), "chosen": chosen,
         "facets": selectors.pending_facets(workspace=request.workspace), "kinds": kinds(),
         "ages": list(AGES), "confidences": list(CONFIDENCE),
         "can_review": request.membership.allows(Role.REVIEWER),
@@ -181,17 +193,82 @@ def decide(request, item_id: int, action: str):
     return _answer(request, ok=True, message=f"{verb}: {decided.text[:80]}", back=back)
 
 
+def _claim_or_404(request, claim_id: int) -> Claim:
+    try:
+        return selectors.claim_get(workspace=request.workspace, claim_id=claim_id)
+    except Claim.DoesNotExist:
+        raise Http404("No such claim.")
+
+
+def _facet_changes(request, claim: Claim) -> dict[int, dict]:
+    """Each facet's edit fields (`change-<item>-<field>`) that differ from what it proposes."""
+    edits = {}
+    for item in claim.items.all():
+        if not item.is_pending:
+            continue
+        changed = {field["name"]: request.POST[key] for field in _edit_values(item)
+                   if (key := f"change-{item.pk}-{field['name']}") in request.POST
+                   and request.POST[key].strip() != field["value"].strip()}
+        if changed:
+            edits[item.pk] = changed
+    return edits
+
+
+@require_POST
+@workspace_view(Role.REVIEWER)
+def claim_decide(request, claim_id: int, action: str):
+    """Approve a claim's ticked facets and reject the unticked ones, or reject them all."""
+    claim = _claim_or_404(request, claim_id)
+    if action not in ("approve", "reject"):
+        raise Http404("No such decision.")
+    back = request.POST.get("next") if str(request.POST.get("next", "")).startswith("/w/") else None
+    exclude, edits = [], {}
+    if action == "approve":
+        waiting = [item.pk for item in claim.items.all() if item.is_pending]
+        if request.POST.get("facets-shown"):
+            ticked = {int(i) for i in request.POST.getlist("facet") if str(i).isdigit()}
+            exclude = [pk for pk in waiting if pk not in ticked]
+            if waiting and len(exclude) == len(waiting):
+                return _answer(request, ok=False, status=422, back=back,
+                               message="Tick at least one facet to approve, or reject the claim.")
+        edits = {pk: changes for pk, changes in _facet_changes(request, claim).items() if pk not in exclude}
+    try:
+        result = services.claim_decide(claim=claim, actor=Actor.for_user(request.user), approve=action == "approve",
+                                       note=request.POST.get("note", "")[:2000], exclude=exclude, edits=edits)
+    except (ApiError, ValidationError) as exc:
+        status, message = _error_status(exc)
+        return _answer(request, ok=False, message=message, status=status, back=back)
+    approved = sum(1 for item in result.decided if item.status == "approved")
+    rejected = len(result.decided) - approved
+    parts = [f"{approved} approved"] * bool(approved) + [f"{rejected} rejected"] * bool(rejected)
+    message = f"{', '.join(parts) or 'Nothing decided'}: {claim.label[:80]}"
+    if result.gone:
+        message += f" ({len(result.gone)} changed meanwhile: {result.gone[0]['message']})"
+    return _answer(request, ok=True, message=message, back=back)
+
+
 @require_POST
 @workspace_view(Role.REVIEWER)
 def decide_many(request):
+    """The bulk bar: selected item cards and claim cards, approved or rejected whole."""
     action = request.POST.get("action")
     ids = [int(i) for i in request.POST.getlist("ids") if str(i).isdigit()]
-    if action not in ("approve", "reject") or not ids:
+    claim_ids = [int(i) for i in request.POST.getlist("claims") if str(i).isdigit()]
+    if action not in ("approve", "reject") or not (ids or claim_ids):
         return _answer(request, ok=False, message="Select items, then approve or reject them.", status=422)
     try:
-        result = services.review_decide_many(workspace_id=request.workspace.pk, item_ids=ids,
-                                             actor=Actor.for_user(request.user), action=action,
-                                             note=request.POST.get("note", "")[:2000])
+        with transaction.atomic():
+            result = services.BulkResult()
+            if ids:
+                result = services.review_decide_many(workspace_id=request.workspace.pk, item_ids=ids,
+                                                     actor=Actor.for_user(request.user), action=action,
+                                                     note=request.POST.get("note", "")[:2000])
+            if claim_ids:
+                claimed = services.claims_decide_many(workspace_id=request.workspace.pk, claim_ids=claim_ids,
+                                                      actor=Actor.for_user(request.user), approve=action == "approve",
+                                                      note=request.POST.get("note", "")[:2000])
+                result.decided += claimed.decided
+                result.skipped += claimed.skipped
     except ApiError as exc:
         return _answer(request, ok=False, message=exc.message, status=exc.status)
     message = f"{'Approved' if action == 'approve' else 'Rejected'} {len(result.decided)}"

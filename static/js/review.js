@@ -1,5 +1,6 @@
 // The review queue: decisions wait a few seconds (undo) before they are sent; j/k/a/r/e/x/u keys;
-// select many and act once. Without JavaScript the same forms post and redirect back.
+// select many and act once. A claim card is an `article.item` too: a/r submit its form, which
+// carries its ticked facets (unticked ones are rejected when the claim is approved). Without JavaScript the same forms post and redirect back.
 (function () {
   "use strict";
   const app = document.getElementById("review-app");
@@ -142,8 +143,9 @@
       if (!chosen.length) { fail("Select items first (x, or the checkboxes)."); return; }
       const body = new FormData();
       body.append("action", action);
-      chosen.forEach((el) => body.append("ids", el.dataset.id));
-      decide(chosen, app.dataset.bulkUrl, body, (action === "approve" ? "Approved " : "Rejected ") + chosen.length + " items");
+      // An item card posts its item id, a claim card its claim id (the claim is decided whole).
+      chosen.forEach((el) => body.append(el.dataset.claim ? "claims" : "ids", el.dataset.claim || el.dataset.id));
+      decide(chosen, app.dataset.bulkUrl, body, (action === "approve" ? "Approved " : "Rejected ") + chosen.length + " cards");
       return;
     }
     const item = form.closest("article.item");

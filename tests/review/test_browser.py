@@ -7,6 +7,7 @@ the test; screenshots are kept under var/screenshots/."""
 from __future__ import annotations
 
 import os
+import re
 import time
 from pathlib import Path
 
@@ -181,3 +182,40 @@ def test_resolve_a_conflict_side_by_side(page, teammate, queue):
     conflict.locator("button.approve").click()
     eventually(lambda: Memory.objects.get(text="Ada lives in Porto.").status == "superseded")
     expect(page.locator("#review-count")).to_have_text("7")
+
+
+def test_a_claim_is_one_card_approved_with_a_facet_unticked_and_another_rejected(page, teammate, workspace):
+    from playwright.sync_api import expect
+
+    from review.models import Claim
+    from tests.review.test_claims_api import derive, facets, owner_status
+
+    derive(workspace, "I work at Acme as a nurse.")
+    derive(workspace)  # "I'm in Berlin now": the newest, first card
+    berlin, acme = Claim.objects.filter(workspace=workspace, source_interaction__content__contains="Berlin").get(), \
+        Claim.objects.filter(workspace=workspace, source_interaction__content__contains="Acme").get()
+    f = facets(berlin)
+    log_in(page, teammate)
+    page.click("nav.mainnav >> text=Review")
+    expect(page.locator("#review-count")).to_have_text("2")
+    card = page.locator(f"#claim-{berlin.pk}")
+    expect(card).to_have_class(re.compile(r"\bcurrent\b"))
+    expect(card.locator("input.facet-tick")).to_have_count(4)
+    expect(card.locator("blockquote mark")).to_have_text("I'm in Berlin now")
+    card.locator(f"li[data-facet='{f['entity'].pk}'] input.facet-tick").uncheck()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "claim-card-with-a-facet-unticked.png"), full_page=True)
+    page.keyboard.press("Escape")  # leave the checkbox: keys act on the current card again
+    page.keyboard.press("a")
+    expect(card).to_be_hidden()
+    expect(page.locator("#review-count")).to_have_text("1")
+    eventually(lambda: Claim.objects.get(pk=berlin.pk).status == "decided")
+    expect(page.locator("#toast")).to_contain_text("3 approved, 1 rejected")
+    assert owner_status(f["entity"]) == "invalid"
+    assert {owner_status(f[k]) for k in ("memory", "relationship", "profile_value")} == {"active"}
+    second = page.locator(f"#claim-{acme.pk}")
+    expect(second).to_have_class(re.compile(r"\bcurrent\b"))
+    page.keyboard.press("r")
+    expect(second).to_be_hidden()
+    eventually(lambda: Claim.objects.get(pk=acme.pk).status == "decided")
+    assert set(acme.items.values_list("status", flat=True)) == {"rejected"}
