@@ -1,0 +1,175 @@
+"""Derivation throughput as a workspace grows (issue 17, part 5): workspaces that already
+hold ~1k, ~10k and ~100k memories, then LoCoMo turns logged through the API, measured from
+the first POST until the worker is idle. Target on the 2-core VM: >= 25 interactions/s at
+every size.
+
+    .venv/bin/python bench/throughput.py                                  # 1k, 10k, 100k memories
+    .venv/bin/python bench/throughput.py --sizes 1000,10000 --samples 1   # quicker
+    .venv/bin/python bench/throughput.py --sizes 1000 --repeat 2          # measure each workspace twice
+
+1. One throw-away Mnemo (bench/harness.py: the real launcher, gunicorn, Celery worker and
+   beat). For each size, a new workspace generated straight into PostgreSQL by
+   bench/scale.py's generator (COPY; LoCoMo turns recombined with the speakers' names
+   swapped, pool embeddings + noise; --interactions-per-memory interactions per memory,
+   at least 5,000), so nothing is pending when the measurement starts.
+2. The first --samples LoCoMo samples (bench/locomo_data.py), every turn one interaction,
+   posted in batches of --batch through POST /api/v1/interactions/batch (thread and
+   external ids suffixed per run, so a repeat is new conversations, not idempotent
+   replays). The clock runs from the first POST until GET /api/v1/status shows every
+   pending count 0 except "episode tails" (the tail of a conversation waits for the beat's
+   flush after MNEMO_EPISODE_QUIET_MINUTES of quiet: a timer, not work), polled every 0.25 s.
+   interactions/s = turns / that time; ingest alone is reported too.
+3. Review items the run queued (pending items of the workspace after minus before), per
+   100 interactions, by kind and by rule.
+
+Needs ../shared/bench (LoCoMo); exits cleanly without it. The client runs on the same
+machine as the server, the worker and PostgreSQL: on 2 cores every number is a floor."""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from collections import Counter
+from datetime import datetime, timezone
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import locomo_data, scale  # noqa: E402
+from bench.harness import Mnemo, launched, machine, workspace_key, write_report  # noqa: E402
+
+TARGET = 25.0  # interactions/s, end to end, at every size
+WAITED_FOR_TIMER = {"episode tails"}
+
+
+def pending(client: httpx.Client) -> dict[str, int]:
+    response = client.get("/api/v1/status")
+    response.raise_for_status()
+    return response.json()["pending"]
+
+
+def wait_idle(client: httpx.Client, timeout: float) -> float:
+    """The monotonic time at which nothing but timer-driven work is pending."""
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        if not any(n for kind, n in pending(client).items() if kind not in WAITED_FOR_TIMER):
+            return time.monotonic()
+        time.sleep(0.25)
+    raise SystemExit(f"still pending after {timeout} s: {pending(client)}")
+
+
+def review_pending(dsn: str, workspace_id: int) -> Counter:
+    with scale.connect(dsn) as conn:
+        rows = conn.execute("SELECT kind, rule, count(*) FROM review_reviewitem WHERE workspace_id = %s "
+                            "AND status = 'pending' GROUP BY kind, rule", [workspace_id]).fetchall()
+    return Counter({(kind, rule): n for kind, rule, n in rows})
+
+
+def generate(args, mnemo: Mnemo, dsn: str, pool: scale.Pool, memories: int) -> tuple[int, str, dict]:
+    key = workspace_key(mnemo, f"throughput {memories} {datetime.now():%Y%m%d-%H%M%S}")
+    interactions = max(5_000, memories * args.interactions_per_memory)
+    gen_args = argparse.Namespace(interactions=interactions, memories=memories, conversations=0, speakers=200,
+                                  seed=args.seed, noise=0.02, chunk=25_000, pool_generated=args.pool_generated)
+    started = time.monotonic()
+    generation = scale.generate(gen_args, mnemo, dsn, pool, key)
+    generation["total_seconds"] = round(time.monotonic() - started, 1)
+    with scale.connect(dsn) as conn:
+        generation["sizes"] = scale.table_sizes(conn, generation["workspace_id"])
+    return generation["workspace_id"], key, generation
+
+
+def turns(samples: list[dict], run: str) -> list[dict]:
+    items = []
+    for sample in samples:
+        for item in locomo_data.interactions(sample):
+            items.append({**item, "external_id": f"{item['external_id']}@{run}", "thread": f"{item['thread']}@{run}"})
+    return items
+
+
+def measure(args, client: httpx.Client, dsn: str, workspace_id: int, items: list[dict]) -> dict:
+    wait_idle(client, args.timeout)
+    before = review_pending(dsn, workspace_id)
+    started = time.monotonic()
+    for i in range(0, len(items), args.batch):
+        client.post("/api/v1/interactions/batch", json={"items": items[i:i + args.batch]}).raise_for_status()
+    ingested = time.monotonic() - started
+    done = wait_idle(client, args.timeout) - started
+    queued = review_pending(dsn, workspace_id) - before
+    by_kind, by_rule = Counter(), Counter()
+    for (kind, rule), n in queued.items():
+        by_kind[kind] += n
+        by_rule[rule or "-"] += n
+    total = sum(queued.values())
+    return {"interactions": len(items), "ingest_seconds": round(ingested, 1), "seconds": round(done, 1),
+            "per_second": round(len(items) / done, 1), "review_queued": total,
+            "review_per_100": round(100 * total / len(items), 1), "review_by_kind": dict(by_kind.most_common()),
+            "review_by_rule": dict(by_rule.most_common(12))}
+
+
+def run(args, mnemo: Mnemo, report: dict) -> None:
+    samples = locomo_data.load()[:args.samples]
+    dsn = scale.dsn_for(args, mnemo)
+    pool = scale.build_pool(args.pool_generated, random.Random(args.seed))
+    report["pool_seconds"] = scale.embed_pool(pool)
+    for memories in args.sizes:
+        print(f"\n== workspace with {memories:,} memories", flush=True)
+        workspace_id, key, generation = generate(args, mnemo, dsn, pool, memories)
+        print(f"generated in {generation['total_seconds']} s: {generation['sizes']}", flush=True)
+        client = httpx.Client(base_url=mnemo.url, headers={"Authorization": f"Bearer {key}"}, timeout=300)
+        runs = []
+        for number in range(args.repeat):
+            items = turns(samples, f"{memories}-{number}")
+            result = measure(args, client, dsn, workspace_id, items)
+            print(f"run {number + 1}: {result['interactions']} turns, ingest {result['ingest_seconds']} s, idle after "
+                  f"{result['seconds']} s → {result['per_second']} interactions/s; review items queued "
+                  f"{result['review_queued']} ({result['review_per_100']} per 100): {result['review_by_kind']}",
+                  flush=True)
+            runs.append(result)
+        report["sizes"].append({"memories": memories, "generation": generation, "runs": runs})
+
+
+def print_report(report: dict) -> None:
+    print("\n" + "=" * 78)
+    print(f"Mnemo derivation throughput · {report['date']} · {report['machine']}")
+    print(f"LoCoMo samples per run: {report['args']['samples']} · target {TARGET} interactions/s at every size")
+    print("| memories | interactions | turns | ingest s | ingest → idle s | interactions/s | review items / 100 |")
+    print("|---|---|---|---|---|---|---|")
+    for size in report["sizes"]:
+        generated = size["generation"]["sizes"]
+        for r in size["runs"]:
+            print(f"| {size['memories']:,} | {generated.get('interactions', 0):,} | {r['interactions']} | "
+                  f"{r['ingest_seconds']} | {r['seconds']} | **{r['per_second']}** | {r['review_per_100']} |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="1000,10000,100000", help="memories already in each workspace")
+    parser.add_argument("--interactions-per-memory", type=int, default=3)
+    parser.add_argument("--samples", type=int, default=1, help="LoCoMo samples logged per run")
+    parser.add_argument("--repeat", type=int, default=1, help="measurements per workspace")
+    parser.add_argument("--batch", type=int, default=100, help="interactions per POST")
+    parser.add_argument("--timeout", type=float, default=3600, help="seconds to wait for idle")
+    parser.add_argument("--pool-generated", type=int, default=3000)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--dsn", help="libpq DSN of the database when it is not the embedded one")
+    parser.add_argument("--json", help="write every number to this file")
+    args = parser.parse_args()
+    args.sizes = [int(s) for s in args.sizes.split(",")]
+    if not locomo_data.available():
+        print("../shared/bench is absent: nothing to measure.")
+        return
+    report: dict = {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "machine": machine(),
+                    "args": vars(args), "sizes": []}
+    print("starting a throw-away Mnemo …", flush=True)
+    with launched(timeout=300) as mnemo:
+        run(args, mnemo, report)
+    print_report(report)
+    write_report(report, args.json)
+
+
+if __name__ == "__main__":
+    main()
