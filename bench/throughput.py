@@ -12,15 +12,21 @@ every size.
    bench/scale.py's generator (COPY; LoCoMo turns recombined with the speakers' names
    swapped, pool embeddings + noise; --interactions-per-memory interactions per memory,
    at least 5,000), so nothing is pending when the measurement starts.
-2. The first --samples LoCoMo samples (bench/locomo_data.py), every turn one interaction,
-   posted in batches of --batch through POST /api/v1/interactions/batch (thread and
-   external ids suffixed per run, so a repeat is new conversations, not idempotent
-   replays). The clock runs from the first POST until GET /api/v1/status shows every
+2. --samples LoCoMo samples (bench/locomo_data.py), every turn one interaction, posted in
+   batches of --batch through POST /api/v1/interactions/batch: run n of a workspace logs the
+   n-th group of samples, so every run brings new text (the same turns again would mostly
+   reinforce the first run's memories and queue nothing); thread and external ids are
+   suffixed per workspace. The clock runs from the first POST until GET /api/v1/status shows every
    pending count 0 except "episode tails" (the tail of a conversation waits for the beat's
-   flush after MNEMO_EPISODE_QUIET_MINUTES of quiet: a timer, not work), polled every 0.25 s.
+   flush after MNEMO_EPISODE_QUIET_MINUTES of quiet: a timer, not work), polled every 0.5 s.
    interactions/s = turns / that time; ingest alone is reported too.
 3. Review items the run queued (pending items of the workspace after minus before), per
    100 interactions, by kind and by rule.
+4. With --profile, one more run per size with PostgreSQL logging every statement's duration
+   (log_min_duration_statement = 0, set with ALTER SYSTEM and reloaded, reset afterwards):
+   the statements of that run grouped by shape (literals and numbers blanked), top
+   --profile-top by total time, next to the run's wall time. Logging costs time itself: the
+   profiled run's rate is not one of the measurements.
 
 Needs ../shared/bench (LoCoMo); exits cleanly without it. The client runs on the same
 machine as the server, the worker and PostgreSQL: on 2 cores every number is a floor."""
@@ -29,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import re
 import sys
 import time
 from collections import Counter
@@ -58,8 +65,41 @@ def wait_idle(client: httpx.Client, timeout: float) -> float:
     while time.monotonic() - started < timeout:
         if not any(n for kind, n in pending(client).items() if kind not in WAITED_FOR_TIMER):
             return time.monotonic()
-        time.sleep(0.25)
+        time.sleep(0.5)
     raise SystemExit(f"still pending after {timeout} s: {pending(client)}")
+
+
+_DURATION = re.compile(r"duration: ([\d.]+) ms\s+(?:statement|execute [^:]*|bind [^:]*|parse [^:]*): (.*)")
+_LITERALS = re.compile(r"'(?:[^']|'')*'|\b\d+(?:\.\d+)?\b|\$\d+")
+
+
+def statement_shape(sql: str) -> str:
+    shape = _LITERALS.sub("?", " ".join(sql.split()))
+    return re.sub(r"\?(?:\s*,\s*\?)+", "?, …", shape)[:220]
+
+
+def log_statements(dsn: str, ms: int | None) -> None:
+    with scale.connect(dsn) as conn:
+        conn.autocommit = True
+        if ms is None:
+            conn.execute("ALTER SYSTEM RESET log_min_duration_statement")
+        else:
+            conn.execute(f"ALTER SYSTEM SET log_min_duration_statement = {int(ms)}")
+        conn.execute("SELECT pg_reload_conf()")
+
+
+def profile(log: Path, offset: int, top: int) -> dict:
+    """Statement time in the PostgreSQL log written since `offset`, by statement shape."""
+    totals: dict[str, list[float]] = {}
+    with log.open(errors="replace") as file:
+        file.seek(offset)
+        for line in file:
+            found = _DURATION.search(line)
+            if found:
+                totals.setdefault(statement_shape(found.group(2)), []).append(float(found.group(1)))
+    rows = sorted(((sum(v), len(v), k) for k, v in totals.items()), reverse=True)
+    return {"statements": sum(n for _, n, _ in rows), "total_ms": round(sum(t for t, _, _ in rows)),
+            "top": [{"ms": round(t), "calls": n, "mean_ms": round(t / n, 2), "sql": k} for t, n, k in rows[:top]]}
 
 
 def review_pending(dsn: str, workspace_id: int) -> Counter:
@@ -80,6 +120,11 @@ def generate(args, mnemo: Mnemo, dsn: str, pool: scale.Pool, memories: int) -> t
     with scale.connect(dsn) as conn:
         generation["sizes"] = scale.table_sizes(conn, generation["workspace_id"])
     return generation["workspace_id"], key, generation
+
+
+def sample_group(samples: list[dict], number: int, size: int) -> list[dict]:
+    start = number * size % len(samples)
+    return (samples[start:] + samples[:start])[:size]
 
 
 def turns(samples: list[dict], run: str) -> list[dict]:
@@ -110,11 +155,9 @@ def measure(args, client: httpx.Client, dsn: str, workspace_id: int, items: list
             "review_by_rule": dict(by_rule.most_common(12))}
 
 
-def run(args, mnemo: Mnemo, report: dict) -> None:
-    samples = locomo_data.load()[:args.samples]
+def run(args, mnemo: Mnemo, pool: scale.Pool, report: dict) -> None:
+    samples = locomo_data.load()
     dsn = scale.dsn_for(args, mnemo)
-    pool = scale.build_pool(args.pool_generated, random.Random(args.seed))
-    report["pool_seconds"] = scale.embed_pool(pool)
     for memories in args.sizes:
         print(f"\n== workspace with {memories:,} memories", flush=True)
         workspace_id, key, generation = generate(args, mnemo, dsn, pool, memories)
@@ -122,14 +165,30 @@ def run(args, mnemo: Mnemo, report: dict) -> None:
         client = httpx.Client(base_url=mnemo.url, headers={"Authorization": f"Bearer {key}"}, timeout=300)
         runs = []
         for number in range(args.repeat):
-            items = turns(samples, f"{memories}-{number}")
+            items = turns(sample_group(samples, number, args.samples), f"{memories}-{number}")
             result = measure(args, client, dsn, workspace_id, items)
             print(f"run {number + 1}: {result['interactions']} turns, ingest {result['ingest_seconds']} s, idle after "
                   f"{result['seconds']} s → {result['per_second']} interactions/s; review items queued "
                   f"{result['review_queued']} ({result['review_per_100']} per 100): {result['review_by_kind']}",
                   flush=True)
             runs.append(result)
-        report["sizes"].append({"memories": memories, "generation": generation, "runs": runs})
+        entry = {"memories": memories, "generation": generation, "runs": runs}
+        if args.profile:
+            log = Path(mnemo.var_dir) / "pg" / "log"
+            offset = log.stat().st_size
+            log_statements(dsn, 0)
+            try:
+                result = measure(args, client, dsn, workspace_id, turns(sample_group(samples, args.repeat, args.samples),
+                                                                          f"{memories}-profile"))
+            finally:
+                log_statements(dsn, None)
+            entry["profile"] = {"run": result, **profile(log, offset, args.profile_top)}
+            print(f"profiled run (every statement logged): {result['seconds']} s; SQL "
+                  f"{entry['profile']['total_ms'] / 1000:.1f} s in {entry['profile']['statements']:,} statements",
+                  flush=True)
+            for row in entry["profile"]["top"]:
+                print(f"  {row['ms']:>8,} ms {row['calls']:>7,} × {row['mean_ms']:>7} ms  {row['sql']}", flush=True)
+        report["sizes"].append(entry)
 
 
 def print_report(report: dict) -> None:
@@ -153,6 +212,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="measurements per workspace")
     parser.add_argument("--batch", type=int, default=100, help="interactions per POST")
     parser.add_argument("--timeout", type=float, default=3600, help="seconds to wait for idle")
+    parser.add_argument("--profile", action="store_true", help="one more run per size, every statement timed")
+    parser.add_argument("--profile-top", type=int, default=12)
     parser.add_argument("--pool-generated", type=int, default=3000)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--dsn", help="libpq DSN of the database when it is not the embedded one")
@@ -164,9 +225,11 @@ def main() -> None:
         return
     report: dict = {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "machine": machine(),
                     "args": vars(args), "sizes": []}
+    pool = scale.build_pool(args.pool_generated, random.Random(args.seed))
+    report["pool_seconds"] = scale.embed_pool(pool)
     print("starting a throw-away Mnemo …", flush=True)
     with launched(timeout=300) as mnemo:
-        run(args, mnemo, report)
+        run(args, mnemo, pool, report)
     print_report(report)
     write_report(report, args.json)
 
