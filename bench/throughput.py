@@ -108,10 +108,15 @@ def profile(log: Path, offset: int, top: int) -> dict:
     totals: dict[str, list[float]] = {}
     with log.open(errors="replace") as file:
         file.seek(offset)
+        found = None
         for line in file:
+            if found is not None:
+                # A statement that starts with a line break continues on the next log line.
+                totals.setdefault(statement_shape(found.group(2) or line), []).append(float(found.group(1)))
             found = _DURATION.search(line)
-            if found:
+            if found and found.group(2).strip():
                 totals.setdefault(statement_shape(found.group(2)), []).append(float(found.group(1)))
+                found = None
     rows = sorted(((sum(v), len(v), k) for k, v in totals.items()), reverse=True)
     return {"statements": sum(n for _, n, _ in rows), "total_ms": round(sum(t for t, _, _ in rows)),
             "top": [{"ms": round(t), "calls": n, "mean_ms": round(t / n, 2), "sql": k} for t, n, k in rows[:top]]}
@@ -249,7 +254,8 @@ def main() -> None:
     pool = scale.build_pool(args.pool_generated, random.Random(args.seed))
     report["pool_seconds"] = scale.embed_pool(pool)
     print("starting a throw-away Mnemo …", flush=True)
-    with launched(timeout=300) as mnemo:
+    # The launcher's collectstatic compresses every file: minutes on a busy 2-core machine.
+    with launched(timeout=900) as mnemo:
         run(args, mnemo, pool, report)
     print_report(report)
     write_report(report, args.json)
