@@ -30,12 +30,11 @@ from entities.services import entity_propose
 from memory.extraction import MemoryCandidate, episode, extract
 from memory.models import EpisodeCursor, MemoryType
 from memory.services.graduation import graduation_check_extractor
-from memory.services.memories import Draft, Evidence, memory_store
+from memory.services.memories import EPISODE_RULE, Draft, Evidence, memory_store
 from memory.services.procedures import censor_create, procedure_create
 
 logger = logging.getLogger("mnemo.memory")
 
-EPISODE_RULE = "episode.segment"
 MEMORY_PROMPT_VERSION = "memories-v1"
 MAX_LLM_MESSAGE_CHARS = 2000
 LLM_TYPES = (MemoryType.IDENTITY, MemoryType.PREFERENCE, MemoryType.EPISODIC, MemoryType.FACT)

@@ -22,10 +22,10 @@ from datetime import date, datetime
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
-from pgvector.django import CosineDistance
+from pgvector import Vector
 
 from core.concepts import concepts as text_concepts
 from core import privacy
@@ -198,11 +198,14 @@ def _add_evidence(memory: Memory, evidence: list[Evidence]) -> list[int]:
     return [e.interaction_id for e in fresh]
 
 
-def memory_reinforce(*, memory: Memory, evidence: list[Evidence], actor: Actor = SYSTEM, reason: str) -> Memory:
+def memory_reinforce(*, memory: Memory, evidence: list[Evidence], actor: Actor = SYSTEM, reason: str,
+                     restated: bool = False) -> Memory:
     """A confirmation: count, last confirmed, confidence up, the new evidence kept. The
-    same interaction confirming twice (a retried task) counts once."""
+    same interaction confirming twice (a retried task) counts once. `restated`: another
+    extractor read the same turns the memory already cites (a restatement, below): that
+    is a confirmation of its own, counted although its interactions are known."""
     fresh = _add_evidence(memory, evidence)
-    if evidence and not fresh:
+    if evidence and not fresh and not restated:
         return memory
     now = timezone.now()
     memory.reinforcement_count += 1
@@ -238,13 +241,87 @@ def _keyed_match(draft: Draft, workspace_id: int) -> tuple[Memory | None, Memory
     return same, None
 
 
+# Issue 17: a near-duplicate check costs the same in a workspace of a hundred memories and
+# of a hundred thousand. Up to NEAR_EXACT_MAX_ROWS open memories of the type are compared one
+# by one (exact, ~1 µs a row; counted by the (workspace, status, type) index, which stops
+# counting there); above that only the NEAR_CANDIDATES nearest the HNSW index offers are
+# compared. A near duplicate lies within cosine distance 0.1 (the default threshold):
+# if one exists, it is among the index's first few neighbours.
+NEAR_EXACT_MAX_ROWS = 2_000
+NEAR_CANDIDATES = 10
+# pgvector 0.8's iterative scan keeps walking the graph until enough rows pass the workspace,
+# type and status filter, and stops after this many tuples whatever it found (context/retrieval.py
+# walks 10,000 for a pack; a dedup check needs only the close neighbourhood).
+NEAR_MAX_SCAN_TUPLES = 5_000
+_NEAR_ROWS = ("FROM memory_memory m WHERE m.workspace_id = %s AND m.type = %s AND m.status = ANY(%s) "
+              "AND m.embedding IS NOT NULL AND m.id <> %s")
+
+
 def near_duplicate(*, workspace_id: int, type_: str, embedding, exclude_id: int | None = None) -> Memory | None:
-    threshold = settings.MNEMO_MEMORY_DEDUP_THRESHOLD
-    rows = (_open(workspace_id, type_).exclude(embedding__isnull=True)
-            .annotate(distance=CosineDistance("embedding", embedding)).filter(distance__lte=1 - threshold))
-    if exclude_id:
-        rows = rows.exclude(pk=exclude_id)
-    return rows.order_by("distance", "id").first()
+    """The nearest open memory of the type within the workspace's dedup threshold (ties:
+    the oldest), found among a bounded number of candidates (above)."""
+    most = 1 - settings.MNEMO_MEMORY_DEDUP_THRESHOLD
+    params = [workspace_id, type_, list(OPEN_STATUSES), exclude_id or 0]
+    vector = Vector(embedding).to_text()
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(f"SELECT count(*) FROM (SELECT 1 {_NEAR_ROWS} LIMIT {NEAR_EXACT_MAX_ROWS + 1}) few", params)
+        if cursor.fetchone()[0] <= NEAR_EXACT_MAX_ROWS:
+            # Materialised, so the planner compares these rows and does not walk the graph.
+            cursor.execute(f"""
+                WITH candidate AS MATERIALIZED (SELECT m.id, m.embedding <=> %s::vector AS distance {_NEAR_ROWS})
+                SELECT id, distance FROM candidate WHERE distance <= %s ORDER BY distance, id LIMIT 1""",
+                           [vector, *params, most])
+        else:
+            cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            cursor.execute(f"SET LOCAL hnsw.max_scan_tuples = {NEAR_MAX_SCAN_TUPLES}")
+            cursor.execute(f"SELECT m.id, m.embedding <=> %s::vector AS distance {_NEAR_ROWS} "
+                           f"ORDER BY m.embedding <=> %s::vector LIMIT {NEAR_CANDIDATES}", [vector, *params, vector])
+        # relaxed_order may return neighbours slightly out of order: the exact distances decide.
+        near = sorted((distance, pk) for pk, distance in cursor.fetchall() if distance <= most)
+    return Memory.objects.filter(pk=near[0][1]).first() if near else None
+
+
+# Issue 17: a candidate that restates what an active memory already says reinforces that
+# memory instead of waiting in the review queue. The case that filled the queue: an episode
+# (EPISODE_RULE, active by the trust policy) cites every turn of its segment, and the rules'
+# episodic candidates ("episodic.event" and the like, below the auto-approve confidence)
+# re-tell single turns of the same segment — in a workspace of two LoCoMo conversations 33 of
+# 70 pending items. A reviewer would judge the same turn twice; approving adds nothing packs
+# and recall do not already serve with the same provenance, and rejecting it loses nothing.
+# Restated = same workspace and conversation, and every interaction the candidate cites is
+# cited by one active episode. Either may be stored first (the rules run on each turn, an
+# episode once its segment is complete), so both directions are handled: the candidate that
+# comes second reinforces the episode; the episode that comes second folds the candidates
+# already waiting (archived as its duplicates, their review items withdrawn).
+EPISODE_RULE = "episode.segment"
+
+
+def _restated_episode(draft: Draft, workspace_id: int) -> Memory | None:
+    cited = {e.interaction_id for e in draft.evidence}
+    if draft.type != MemoryType.EPISODIC or draft.rule == EPISODE_RULE or not cited or not draft.conversation_id:
+        return None
+    covering: dict[int, set[int]] = {}
+    for memory_id, interaction_id in MemoryEvidence.objects.filter(
+            interaction_id__in=cited, memory__workspace_id=workspace_id, memory__rule=EPISODE_RULE,
+            memory__status=MemoryStatus.ACTIVE, memory__conversation_id=draft.conversation_id,
+    ).values_list("memory_id", "interaction_id"):
+        covering.setdefault(memory_id, set()).add(interaction_id)
+    episode_id = min((pk for pk, ids in covering.items() if ids >= cited), default=None)
+    return Memory.objects.filter(pk=episode_id).first() if episode_id else None
+
+
+def _fold_restatements(episode: Memory) -> None:
+    """Candidates already waiting that the new (active) episode restates: folded into it."""
+    cited = set(MemoryEvidence.objects.filter(memory=episode).values_list("interaction_id", flat=True))
+    waiting = set(Memory.objects.filter(
+        workspace_id=episode.workspace_id, conversation_id=episode.conversation_id, type=MemoryType.EPISODIC,
+        status=MemoryStatus.CANDIDATE, conflicts_with__isnull=True, evidence__interaction_id__in=cited,
+    ).exclude(rule=EPISODE_RULE).values_list("id", flat=True))
+    for candidate in Memory.objects.select_for_update(no_key=True).filter(pk__in=waiting).order_by("id"):
+        evidence = [Evidence(e.interaction_id, e.quote, e.start, e.end) for e in candidate.evidence.all()]
+        if {e.interaction_id for e in evidence} <= cited:
+            memory_reinforce(memory=episode, evidence=evidence, reason="restated", restated=True)
+            _archive_duplicate(candidate, episode, "restated by")
 
 
 @retry_on_conflict
@@ -270,6 +347,10 @@ def memory_store(*, workspace_id: int, draft: Draft, actor: Actor = SYSTEM, embe
                           "reinforced")
     policy = trust_policy_for(workspace_id)
     auto = contradicted is None and policy.promotes(draft)
+    restated = None if auto or contradicted is not None else _restated_episode(draft, workspace_id)
+    if restated is not None:
+        return Stored(memory_reinforce(memory=restated, evidence=draft.evidence, actor=actor, reason="restated",
+                                       restated=True), "reinforced")
     now = timezone.now()
     memory = Memory.objects.create(
         workspace_id=workspace_id, type=draft.type, certainty=draft.certainty,
@@ -299,6 +380,8 @@ def memory_store(*, workspace_id: int, draft: Draft, actor: Actor = SYSTEM, embe
         from review.services import review_open
 
         review_open(kind="conflict" if contradicted else "memory", target=memory, workspace_id=workspace_id)
+    if memory.rule == EPISODE_RULE and auto:
+        _fold_restatements(memory)
     if embedding is None:
         # robust: a broker outage is logged, not a 500; memory.embed_pending catches it.
         transaction.on_commit(lambda: _enqueue_embedding(memory.pk), robust=True)
@@ -352,7 +435,7 @@ def _fold_near_duplicate(*, memory_id: int) -> None:
         return
     _lock_workspace(memory.workspace_id)
     memory = Memory.objects.select_for_update(no_key=True).filter(pk=memory_id).first()
-    if memory is None or memory.status not in OPEN_STATUSES or memory.conflicts_with_id or memory.rule == "episode.segment":
+    if memory is None or memory.status not in OPEN_STATUSES or memory.conflicts_with_id or memory.rule == EPISODE_RULE:
         return
     older = (near_duplicate(workspace_id=memory.workspace_id, type_=memory.type, embedding=memory.embedding,
                             exclude_id=memory.pk))
@@ -360,6 +443,10 @@ def _fold_near_duplicate(*, memory_id: int) -> None:
         return
     evidence = [Evidence(e.interaction_id, e.quote, e.start, e.end) for e in memory.evidence.all()]
     memory_reinforce(memory=older, evidence=evidence, reason="near_duplicate")
+    _archive_duplicate(memory, older, "folded into the near duplicate")
+
+
+def _archive_duplicate(memory: Memory, older: Memory, why: str) -> None:
     before = memory.status
     memory.status = MemoryStatus.ARCHIVED
     memory.duplicate_of = older
@@ -368,7 +455,7 @@ def _fold_near_duplicate(*, memory_id: int) -> None:
     audit_record(workspace=memory.workspace, actor=SYSTEM, verb="memory.archive_duplicate", target=memory,
                  data={"duplicate_of": older.pk})
     if before == MemoryStatus.CANDIDATE:
-        _withdraw_review(memory, f"folded into the near duplicate memory {older.pk}")
+        _withdraw_review(memory, f"{why} memory {older.pk}")
 
 
 # --- the lifecycle people drive -------------------------------------------------------------
