@@ -1,6 +1,6 @@
 """Hybrid retrieval across the layers (DESIGN.md, context; seed 003 unified recall):
 recall composed from the search kinds each layer serves from its own tables
-(`SEARCH_KINDS` in conversations.search, memory.search, entities.search; the shared
+(`Layer.search_kinds`: conversations.search, memory.search, entities.search; the shared
 machinery in core.search). For each kind the nearest neighbours by embedding and the best
 full-text matches, as `Hit`s that the pure scorer turns into one ranking; then the
 summaries among the conversations those found.
@@ -16,9 +16,8 @@ from collections.abc import Callable
 from django.db import connection
 
 from conversations import search as conversations_search
+from core import layers
 from core import search as hybrid
-from entities import search as entities_search
-from memory import search as memory_search
 
 KINDS = ("interaction", "memory", "summary", "entity", "relationship")
 
@@ -29,12 +28,10 @@ KINDS = ("interaction", "memory", "summary", "entity", "relationship")
 SUMMARY_SCOPE = 20
 
 
-# Searched with both rankers, in this order; summaries come after (conversations.search.summaries).
-_KINDS: dict[str, hybrid.SearchKind] = {
-    **conversations_search.SEARCH_KINDS,  # interaction
-    **memory_search.SEARCH_KINDS,  # memory
-    **entities_search.SEARCH_KINDS,  # entity, relationship
-}
+def _kinds() -> dict[str, hybrid.SearchKind]:
+    """The layers' search kinds, searched with both rankers in pipeline order (interaction,
+    entity, relationship, memory); summaries come after (conversations.search.summaries)."""
+    return layers.search_kinds()
 
 
 # Kinds searched on a second connection when the search runs in parallel: memories cost
@@ -44,7 +41,7 @@ PARALLEL_KINDS = ("memory",)
 
 
 def _lexical_plan(cursor, filters: hybrid.Filters, kind: str, lexemes: list[str]) -> tuple[str, list, list[int]]:
-    spec = _KINDS[kind]
+    spec = _kinds()[kind]
     where, params = spec.filters(filters)
     return where, params, hybrid.lexical_search(cursor, spec.table, spec.alias, where, params, lexemes,
                                                 narrowed=hybrid.narrowed(filters))
@@ -53,7 +50,7 @@ def _lexical_plan(cursor, filters: hybrid.Filters, kind: str, lexemes: list[str]
 def _kind_hits(cursor, filters: hybrid.Filters, kind: str, plan: tuple[str, list, list[int]], literal: str,
                named: list[int]) -> list[hybrid.Hit]:
     """The kind's dense neighbours, joined with its full-text ones, as ranked hits."""
-    spec, (where, params, lexical) = _KINDS[kind], plan
+    spec, (where, params, lexical) = _kinds()[kind], plan
     if spec.dense is not None:
         dense = spec.dense(cursor, filters, where, params, literal)
     else:
@@ -76,7 +73,7 @@ def search(filters: hybrid.Filters, query: str, vector: Callable[[], list[float]
     still be embedding. `parallel`: search PARALLEL_KINDS on a helper thread's connection
     at the same time, in this transaction's snapshot (exported; the caller must be in a
     transaction with no writes of its own, which another connection could not see)."""
-    searched = [kind for kind in _KINDS if kind in kinds and (kind != "memory" or filters.memory_types)]
+    searched = [kind for kind in _kinds() if kind in kinds and (kind != "memory" or filters.memory_types)]
     # The vector as SQL, made by whichever thread needs it first (both make the same string).
     literal = functools.cache(lambda: hybrid.vector_literal(vector() if callable(vector) else vector))
     with connection.cursor() as cursor:

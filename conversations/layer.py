@@ -2,7 +2,7 @@
 (what marks it processed), is erased last, and moves interactions and conversations with
 their entity on a merge."""
 
-from conversations import erasure, selectors, services
+from conversations import erasure, search, selectors, services
 from core.layers import Layer
 
 LAYER = Layer(
@@ -18,4 +18,5 @@ LAYER = Layer(
         "conversation summaries": selectors.summaries_due_count,
     },
     counts={"Interactions": selectors.interaction_count, "Conversations": selectors.conversation_count},
+    search_kinds=search.SEARCH_KINDS,
 )

@@ -63,9 +63,9 @@ class Layer:
     pending: Mapping[str, Counter] = field(default_factory=dict)
     # label -> counter: the dashboard home page's numbers.
     counts: Mapping[str, Counter] = field(default_factory=dict)
-    # Recall and packs (wired when retrieval moves into per-app selectors).
-    search_kinds: Mapping[str, Callable] | None = None
-    pack_sections: Mapping[str, Callable] | None = None
+    # kind -> core.search.SearchKind: what this layer offers to recall, served from its own
+    # tables by its `search` module; context.retrieval composes recall from these.
+    search_kinds: Mapping[str, Any] = field(default_factory=dict)
 
 
 def layers() -> tuple[Layer, ...]:
@@ -117,6 +117,17 @@ def pending_counts(workspace) -> dict[str, int]:
 
 def workspace_counts(workspace) -> dict[str, int]:
     return {label: int(counter(workspace)) for layer in layers() for label, counter in layer.counts.items()}
+
+
+def search_kinds() -> dict[str, Any]:
+    """Every layer's search kinds, in pipeline order (a kind named twice is an error)."""
+    found: dict[str, Any] = {}
+    for layer in layers():
+        for name, kind in layer.search_kinds.items():
+            if name in found:
+                raise ValueError(f"search kind {name!r} is offered by two layers")
+            found[name] = kind
+    return found
 
 
 def review_kinds() -> list[Any]:
