@@ -68,7 +68,7 @@ def test_a_helper_error_fails_the_request_and_leaves_the_connection_usable(api, 
         raise RuntimeError("memory rows unreadable")
 
     broken_memories = search.SearchKind("memory_memory", "m", memory_search.memory_filters, broken)
-    monkeypatch.setitem(retrieval._KINDS, "memory", broken_memories)
+    monkeypatch.setitem(memory_search.SEARCH_KINDS, "memory", broken_memories)  # what the memory layer offers
     with pytest.raises(RuntimeError, match="memory rows unreadable"):
         services.recall(services.RecallRequest(query="support group", workspace_id=workspace.pk))
     monkeypatch.undo()
