@@ -9,7 +9,7 @@ import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
-from context import retrieval, services
+from context import services
 from core import search
 from memory import search as memory_search
 from tests.context.test_api import log_chat
