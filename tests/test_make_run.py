@@ -110,14 +110,45 @@ class Run:
         return self.proc.wait(timeout=timeout)
 
 
-@pytest.fixture
-def var_dir():
+def _temporary_root() -> Path:
     # Not under pytest's tmp_path: a concurrent pytest session resets /tmp/pytest-of-<user>
     # to 0700, and PostgreSQL runs as another user when the tests run as root.
-    root = Path(tempfile.mkdtemp(prefix="mnemo-run-"))
+    return Path(tempfile.mkdtemp(prefix="mnemo-run-"))
+
+
+@pytest.fixture
+def var_dir():
+    root = _temporary_root()
     yield root / "var"
     embedded_db.stop(root / "var" / "pg")  # only if a failed assertion left it running
     shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def first_run():
+    """A var/ that has been through one first run and a clean stop (database created and
+    migrated, workspace, admin and key made, static files collected), and its API key.
+    The tests about later runs start from a copy of it: each would otherwise spend most of
+    its time on initdb and migrations, which the first test already covers."""
+    root = _temporary_root()
+    run = Run(root / "var", free_port())
+    try:
+        assert run.wait_for_line("Mnemo is serving", timeout=300), run.output
+        key = KEY.search(run.output).group(1)
+    finally:
+        code = run.interrupt()
+    assert code == 0, run.output
+    assert embedded_db.running_server(root / "var" / "pg") is None
+    yield root / "var", key
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def used_var_dir(var_dir, first_run):
+    """(var/ copied from the first run, its API key)."""
+    template, key = first_run
+    shutil.copytree(template, var_dir, symlinks=True)
+    return var_dir, key
 
 
 def test_make_run_serves_stops_cleanly_and_restarts_without_duplicates(var_dir):
@@ -179,7 +210,8 @@ def test_make_run_serves_stops_cleanly_and_restarts_without_duplicates(var_dir):
     assert embedded_db.running_server(pgdata) is None
 
 
-def test_a_second_make_run_is_refused_while_one_runs(var_dir):
+def test_a_second_make_run_is_refused_while_one_runs(used_var_dir):
+    var_dir, _ = used_var_dir
     first = Run(var_dir, free_port())
     try:
         assert first.wait_for_line("Mnemo is serving", timeout=90), first.output
@@ -192,7 +224,8 @@ def test_a_second_make_run_is_refused_while_one_runs(var_dir):
         assert first.interrupt() == 0
 
 
-def test_make_run_uses_celery_broker_url_when_set(var_dir, monkeypatch):
+def test_make_run_uses_celery_broker_url_when_set(used_var_dir, monkeypatch):
+    var_dir, _ = used_var_dir
     import socket as _socket
 
     try:
@@ -212,7 +245,8 @@ def test_make_run_uses_celery_broker_url_when_set(var_dir, monkeypatch):
         assert run.interrupt() == 0
 
 
-def test_stopping_works_even_when_nobody_reads_the_output_any_more(var_dir):
+def test_stopping_works_even_when_nobody_reads_the_output_any_more(used_var_dir):
+    var_dir, _ = used_var_dir
     # A closed terminal or pipe once made the launcher die mid-shutdown (BrokenPipeError),
     # leaving gunicorn and a Celery worker running without their database.
     run = Run(var_dir, free_port())
@@ -304,12 +338,12 @@ def assert_processed_exactly_once(pgdata: Path, ids: list[int], timeout: float =
     assert evidence == {pk: 1 for pk in ids}
 
 
-def test_kill_9_of_the_launcher_leaves_nothing_running_but_a_database_still_in_use(var_dir):
+def test_kill_9_of_the_launcher_leaves_nothing_running_but_a_database_still_in_use(used_var_dir):
+    var_dir, key = used_var_dir
     pgdata = var_dir / "pg"
     run = Run(var_dir, free_port())
     try:
         assert run.wait_for_line("Mnemo is serving", timeout=BOOT_TIMEOUT), run.output
-        key = KEY.search(run.output).group(1)
         processes = mnemo_processes(run, pgdata)
         names = " ".join(" ".join(p.cmdline()) for p in processes)
         assert all(name in names for name in ("gunicorn", "worker", "beat", "mnemo.watchdog", "postgres"))
@@ -353,12 +387,12 @@ def recorded_pids(var_dir: Path) -> dict[str, int]:
             if record.name in SUPERVISED}
 
 
-def test_a_killed_worker_web_or_beat_is_restarted_and_the_backlog_is_processed_exactly_once(var_dir):
+def test_a_killed_worker_web_or_beat_is_restarted_and_the_backlog_is_processed_exactly_once(used_var_dir):
+    var_dir, key = used_var_dir
     pgdata = var_dir / "pg"
     run = Run(var_dir, free_port())
     try:
         assert run.wait_for_line("Mnemo is serving", timeout=BOOT_TIMEOUT), run.output
-        key = KEY.search(run.output).group(1)
         pids = recorded_pids(var_dir)
 
         ids = tell_likings(run, key, LIKINGS[:8])
@@ -386,12 +420,12 @@ def test_a_killed_worker_web_or_beat_is_restarted_and_the_backlog_is_processed_e
     assert embedded_db.running_server(pgdata) is None
 
 
-def test_after_kill_9_of_everything_the_next_run_clears_what_is_left_and_loses_nothing(var_dir):
+def test_after_kill_9_of_everything_the_next_run_clears_what_is_left_and_loses_nothing(used_var_dir):
+    var_dir, key = used_var_dir
     pgdata = var_dir / "pg"
     run = Run(var_dir, free_port())
     try:
         assert run.wait_for_line("Mnemo is serving", timeout=BOOT_TIMEOUT), run.output
-        key = KEY.search(run.output).group(1)
         ids = tell_likings(run, key, LIKINGS[:6])
         processes = mnemo_processes(run, pgdata)
         web = recorded_pids(var_dir)["web"]
