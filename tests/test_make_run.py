@@ -147,7 +147,8 @@ def first_run():
 def used_var_dir(var_dir, first_run):
     """(var/ copied from the first run, its API key)."""
     template, key = first_run
-    shutil.copytree(template, var_dir, symlinks=True)
+    # cp -a keeps the owners: PostgreSQL runs as another user when the tests run as root.
+    subprocess.run(["cp", "-a", str(template), str(var_dir)], check=True)
     return var_dir, key
 
 
