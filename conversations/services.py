@@ -384,13 +384,15 @@ def interactions_index(*, interaction_ids: list[int], batch_size: int = PROCESS_
     claimed = _claim(interaction_ids=interaction_ids, batch_size=batch_size, token=token)
     if not claimed:
         return 0
-    interactions = list(Interaction.objects.filter(pk__in=claimed).select_related("entity").order_by("id"))
     try:
+        interactions = list(Interaction.objects.filter(pk__in=claimed).select_related("entity").order_by("id"))
         drafts = {layer.name: layer.prepare(interactions) for layer in layers() if layer.prepare}
+        written = _write(claimed=claimed, token=token, drafts=drafts)
     except BaseException:
-        _release(token=token)  # the task's retry need not wait for the lease to run out
+        # A provider error or a conflict past its retries: the task's retry (or any other
+        # worker) may take the rows at once instead of waiting for the lease to run out.
+        _release(token=token)
         raise
-    written = _write(claimed=claimed, token=token, drafts=drafts)
     for layer in layers():
         if layer.after_write and written:
             layer.after_write(written)
