@@ -55,11 +55,13 @@ _SP = r"[ \t]+"
 # --- shared helpers ---------------------------------------------------------------------
 
 # A first-person statement inside a condition, a wish or someone else's belief does not
-# state a fact: "when I'm a doctor", "if I work at Google", "Mom thinks I'm a nurse".
+# state a fact: "when I'm a doctor", "if I work at Google", "Mom thinks I'm a nurse". Only
+# right before it on its own line (\Z, not $: "$" also matches before a final newline, so a
+# line "If" would have made the next line's statement a condition).
 _HYPOTHETICAL_BEFORE = re.compile(
     r"\b(?:if|when|whenever|once|until|unless|whether|wish|hope|imagine|pretend|suppose|dream|"
     r"dreamed|dreamt|as\s+if|as\s+though|like|thinks?|thought|believes?|believed|assumes?|"
-    r"assumed|says?|said)(?:[ \t]+that)?[ \t]*$",
+    r"assumed|says?|said)(?:[ \t]+that)?[ \t]*\Z",
     _I,
 )
 _NOW_AFTER = re.compile(r"[ \t]*,?[ \t]*(?<!right )now\b", _I)

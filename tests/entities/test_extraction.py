@@ -8,7 +8,7 @@ missed one. Lines marked LoCoMo are turns from the LoCoMo benchmark conversation
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from entities.extraction import (
@@ -322,6 +322,7 @@ def test_relationship_candidates_are_well_formed_and_quote_the_text(text):
     st.text(),
     st.text(),
 )
+@example(("My name's Priya, nice to meet you", "name", "Priya"), "IF", "")  # a condition word alone on the line before
 def test_a_statement_is_found_the_same_way_on_its_own_line_in_any_message(case, before, after):
     text, key, value = case
     alone = [c for c in extract_profile(text) if c.key == key and c.value == value]
