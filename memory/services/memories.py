@@ -249,7 +249,7 @@ def _keyed_match(draft: Draft, workspace_id: int) -> tuple[Memory | None, Memory
 # NEAR_CANDIDATES nearest the HNSW index offers are compared. A near duplicate lies within
 # cosine distance 0.1 (the default threshold), so if one exists it is among the index's
 # first few neighbours; the index is approximate, and a duplicate it misses is stored as
-# its own memory (a candidate a reviewer can merge), as before embeddings were at hand.
+# its own memory, as one remembered without an embedding would be.
 NEAR_EXACT_MAX_ROWS = 2_000
 NEAR_CANDIDATES = 10
 # pgvector 0.8's iterative scan keeps walking the graph until enough rows pass the workspace,
