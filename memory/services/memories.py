@@ -12,7 +12,9 @@ background processing, or an agent's "remember this". What it does, in order:
 4. when an embedding is at hand (background work), a near duplicate above the workspace's
    threshold reinforces; requests never embed (DESIGN.md), so a memory remembered through
    the API is compared once its embedding is made (`memories_embed`);
-5. otherwise a new memory, active when the trust policy allows, a candidate otherwise."""
+5. a candidate restating an active episode of its conversation reinforces the episode
+   (`_restated_episode`), and an active episode folds the candidates it restates;
+6. otherwise a new memory, active when the trust policy allows, a candidate otherwise."""
 
 from __future__ import annotations
 
@@ -243,10 +245,11 @@ def _keyed_match(draft: Draft, workspace_id: int) -> tuple[Memory | None, Memory
 
 # Issue 17: a near-duplicate check costs the same in a workspace of a hundred memories and
 # of a hundred thousand. Up to NEAR_EXACT_MAX_ROWS open memories of the type are compared one
-# by one (exact, ~1 µs a row; counted by the (workspace, status, type) index, which stops
-# counting there); above that only the NEAR_CANDIDATES nearest the HNSW index offers are
-# compared. A near duplicate lies within cosine distance 0.1 (the default threshold):
-# if one exists, it is among the index's first few neighbours.
+# by one (exact, ~1 µs a row; the count stops one row past the limit); above that only the
+# NEAR_CANDIDATES nearest the HNSW index offers are compared. A near duplicate lies within
+# cosine distance 0.1 (the default threshold), so if one exists it is among the index's
+# first few neighbours; the index is approximate, and a duplicate it misses is stored as
+# its own memory, as one remembered without an embedding would be.
 NEAR_EXACT_MAX_ROWS = 2_000
 NEAR_CANDIDATES = 10
 # pgvector 0.8's iterative scan keeps walking the graph until enough rows pass the workspace,
