@@ -6,7 +6,8 @@ from collections.abc import Iterator
 from datetime import datetime
 
 from django.contrib.postgres.search import SearchQuery
-from django.db.models import F, Q, QuerySet
+from django.db.models import Expression, F, Q, QuerySet
+from django.db.models.functions import Coalesce
 
 from conversations.models import Conversation, ConversationStatus, ConversationSummary, Interaction, InteractionBacklog
 from core.models import Workspace
@@ -134,3 +135,12 @@ def processed_interactions_after(*, conversation_id: int, after_id: int) -> list
     reached (embedded), in the order they were logged."""
     return list(Interaction.objects.filter(conversation_id=conversation_id, pk__gt=after_id, index__isnull=False)
                 .select_related("entity").order_by("id"))
+
+
+def conversations_quiet_past(*, cut: Expression, quiet_since: datetime) -> QuerySet[Conversation]:
+    """Conversations with turns past `cut` (an expression giving, per conversation, the last
+    interaction id a later layer has dealt with; OuterRef("pk") is the conversation) that went
+    quiet: not active any more, or nothing logged since `quiet_since`."""
+    return (Conversation.objects.filter(last_interaction_pk__isnull=False)
+            .annotate(cut=Coalesce(cut, 0)).filter(last_interaction_pk__gt=F("cut"))
+            .filter(~Q(status=ConversationStatus.ACTIVE) | Q(updated_at__lt=quiet_since)))

@@ -11,6 +11,7 @@ from pgvector.django import CosineDistance
 from core.services import Actor
 from memory import services
 from memory.models import OPEN_STATUSES, Graduation, GraduationStatus, Memory, MemoryStatus, Procedure
+from review import selectors as review_selectors
 from review.registry import Description, Kind, waiting
 
 SIMILAR_MAX_DISTANCE = 0.5
@@ -178,14 +179,11 @@ def _keep(procedure: Procedure, actor: Actor, note: str) -> dict:
 
 
 def _pending_flagged(workspace_id: int | None) -> list[tuple[int, list]]:
-    from review.models import ReviewItem
-
     rows = Procedure.objects.select_related("memory").filter(flagged_at__isnull=False, memory__status=MemoryStatus.ACTIVE)
     if workspace_id is not None:
         rows = rows.filter(memory__workspace_id=workspace_id)
     # A flag someone already decided to keep is not proposed again.
-    decided = set(ReviewItem.objects.filter(kind="low_effectiveness").exclude(status="pending")
-                  .values_list("target_id", flat=True))
+    decided = review_selectors.decided_target_ids(kind="low_effectiveness")
     grouped: dict[int, list] = {}
     for procedure in rows.order_by("pk"):
         if procedure.pk not in decided:

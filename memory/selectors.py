@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery
-from django.db.models.functions import Coalesce
+from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
+from conversations.selectors import conversations_quiet_past
 from core.errors import NotFound
 from core.models import AuditEvent, Workspace
 from memory.models import (
@@ -197,13 +197,8 @@ def trusted_state_history(*, workspace: Workspace, key: str) -> list[TrustedStat
 
 
 def _uncut_tails(quiet_minutes: int):
-    from conversations.models import Conversation
-
-    quiet_since = timezone.now() - timedelta(minutes=quiet_minutes)
     cut = Subquery(EpisodeCursor.objects.filter(conversation_id=OuterRef("pk")).values("last_interaction_id")[:1])
-    return (Conversation.objects.filter(last_interaction_pk__isnull=False)
-            .annotate(cut=Coalesce(cut, 0)).filter(last_interaction_pk__gt=F("cut"))
-            .filter(~Q(status="active") | Q(updated_at__lt=quiet_since)))
+    return conversations_quiet_past(cut=cut, quiet_since=timezone.now() - timedelta(minutes=quiet_minutes))
 
 
 def conversations_with_uncut_tail(*, quiet_minutes: int) -> list[int]:

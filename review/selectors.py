@@ -68,6 +68,12 @@ def review_item_get(*, workspace: Workspace, item_id: int) -> ReviewItem:
     return ReviewItem.objects.select_related("decided_by").get(workspace=workspace, pk=item_id)
 
 
+def decided_target_ids(*, kind: str) -> set[int]:
+    """Targets of a kind that a person already decided (any workspace): an owner's
+    `pending` hook does not propose them again."""
+    return set(ReviewItem.objects.filter(kind=kind).exclude(status="pending").values_list("target_id", flat=True))
+
+
 def pending_count(workspace: Workspace) -> int:
     """What waits for a person: one per claim (a card), however many facets it has."""
     return Claim.objects.filter(workspace=workspace, status=ClaimStatus.PENDING).count()

@@ -1,8 +1,8 @@
 """The import contracts of issue 17 (pyproject.toml, [tool.importlinter]), checked by
 import-linter as `make test` runs: the apps form layers with no import cycle between them
-(imports inside functions included), pure modules import no Django, context reads other
-apps only through their selectors and search modules, provider SDKs stay behind
-core.providers."""
+(imports inside functions included), pure modules import no Django, the apps read each
+other only through services, selectors and search modules (never another app's models),
+review imports no owner app, provider SDKs stay behind core.providers."""
 
 from __future__ import annotations
 
