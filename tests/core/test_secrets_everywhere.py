@@ -144,15 +144,20 @@ def _with_value(body_schema: dict, where: tuple, value):
     return place(body_schema, list(where))
 
 
-def _field_name(where: tuple) -> str:
+def _field_name(where: tuple, schema: dict | None = None) -> str:
+    """The field an error names for a value placed at `where` by _with_value (the same key
+    for a dict value: "text" in a typed dict such as review `changes`, else "note")."""
     name = ""
     for part in where:
+        variant = next((v for v in _variants(schema) if v.get("type") != "null"), {}) if schema else {}
         if part == "[]":
-            name += "[0]"
+            name, schema = name + "[0]", variant.get("items")
         elif part == "{}":
-            name += ".text" if name.endswith("changes") else ".note"
+            extra = variant.get("additionalProperties")
+            typed = isinstance(extra, dict) and bool(extra)
+            name, schema = name + (".text" if typed else ".note"), extra if typed else None
         else:
-            name += f".{part}" if name else part
+            name, schema = (name + f".{part}" if name else part), variant.get("properties", {}).get(part)
     return name
 
 
@@ -173,7 +178,7 @@ def _write_fields() -> list[pytest.param]:
                         targets.append((parameter["in"], (parameter["name"],), variant))
             for part, where, schema in targets:
                 case = (method, url, operation, body_schema, part, where, schema)
-                cases.append(pytest.param(case, id=f"{method.upper()} {url} {part}:{_field_name(where)}"))
+                cases.append(pytest.param(case, id=f"{method.upper()} {url} {part}:{_field_name(where, body_schema if part == 'body' else None)}"))
     return cases
 
 
@@ -250,7 +255,7 @@ def test_the_transaction_counter_sees_a_write(full_api):
 @pytest.mark.parametrize("case", WRITE_FIELDS)
 def test_it_rejects_a_secret_in_every_write_field_and_stores_nothing(full_api, case):
     method, url, operation, body_schema, part, where, schema = case
-    field = _field_name(where)
+    field = _field_name(where, body_schema if part == "body" else None)
     for rule, secret in SECRETS.items():
         if part == "path" and "/" in secret:
             continue  # a path segment cannot hold a slash: the URL would name another route
