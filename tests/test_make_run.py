@@ -72,14 +72,18 @@ class Run:
         return "".join(self.lines)
 
     def wait_for_line(self, text: str, timeout: float) -> bool:
+        """Wait for `text` until `timeout`, or until no process can print it any more.
+        The launcher exiting is not that: the watchdog it started holds the same pipe and
+        goes on printing after a kill -9 of the launcher. The pipe's end (the reader
+        thread done) is."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if text in self.output:
                 return True
-            if self.proc.poll() is not None:
-                return False
+            if not self.reader.is_alive():
+                return text in self.output
             time.sleep(0.2)
-        return False
+        return text in self.output
 
     def get(self, path: str, key: str | None = None) -> tuple[int, bytes]:
         request = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}")
