@@ -444,16 +444,21 @@ def interactions_link_concepts(interactions, drafts=None) -> None:
             pairs[key] = pairs.get(key, 0) + 1
     if not pairs:
         return
-    now = timezone.now()
+    rows = sorted(pairs.items())
     with connection.cursor() as cursor:
-        # Each co-occurrence moves the weight a tenth of the way to 1 (concepts.strengthen).
-        cursor.executemany("""
+        # One statement for the whole batch (a LoCoMo sample makes ~25,000 pairs: one
+        # statement each cost more than the rest of the layer). Each co-occurrence moves the
+        # weight a tenth of the way to 1 (concepts.strengthen); the keys are distinct, so no
+        # row is updated twice by one statement.
+        cursor.execute("""
             INSERT INTO context_conceptlink (workspace_id, a, b, weight, count, updated_at)
-            VALUES (%s, %s, %s, 1 - power(0.9, %s), %s, %s)
+            SELECT ws, a, b, 1 - power(0.9, n), n, %s
+            FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::int[]) AS pair(ws, a, b, n)
             ON CONFLICT (workspace_id, a, b) DO UPDATE
             SET weight = 1 - (1 - context_conceptlink.weight) * power(0.9, EXCLUDED.count),
                 count = context_conceptlink.count + EXCLUDED.count, updated_at = EXCLUDED.updated_at""",
-                           [(ws, a, b, n, n, now) for (ws, a, b), n in sorted(pairs.items())])
+                       [timezone.now(), [ws for (ws, _, _), _ in rows], [a for (_, a, _), _ in rows],
+                        [b for (_, _, b), _ in rows], [n for _, n in rows]])
 
 
 # --- erasure --------------------------------------------------------------------------------

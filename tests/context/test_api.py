@@ -12,6 +12,7 @@ import re
 import pytest
 from django.db import IntegrityError, InternalError, ProgrammingError, transaction
 
+from context import concepts
 from context.models import ConceptLink, PackLog
 from conversations.services import InteractionItem, interactions_index, interactions_log
 from core.providers import get_token_counter
@@ -182,6 +183,19 @@ def test_as_of_rebuilds_what_was_known_then(api, workspace):
 def test_concepts_said_together_are_linked(workspace):
     log_chat(workspace)
     assert ConceptLink.objects.filter(workspace=workspace).exists()
+
+
+def test_a_link_is_strengthened_once_per_co_occurrence_within_a_batch_and_across_batches(workspace):
+    line = [("Melanie", "I run a charity race for mental health every summer.")]
+    log_chat(workspace, lines=line * 2, thread="t1")  # twice in one batch
+    links = {(link.a, link.b): link for link in ConceptLink.objects.filter(workspace=workspace)}
+    assert links and {link.count for link in links.values()} == {2}
+    log_chat(workspace, lines=line, thread="t2")  # once more, in a batch of its own
+    for link in ConceptLink.objects.filter(workspace=workspace):
+        assert link.count == 3
+        expected = concepts.strengthen(concepts.strengthen(concepts.strengthen(0.0)))
+        assert link.weight == pytest.approx(expected)
+        assert link.a < link.b and (link.a, link.b) in links
 
 
 def test_recall_scores_a_memory_by_the_concepts_stored_with_it(api, workspace):

@@ -276,3 +276,38 @@ def test_an_expired_counter_starts_again(settings):
         cache.incr(key)
     assert cache.add(key, 1, 600)
     assert cache.incr(key) == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_counter_commits_without_waiting_for_the_disk_and_leaves_the_connection_as_it_was(settings, monkeypatch):
+    """core.cache: the counter's own transaction runs with synchronous_commit off; the
+    setting is SET LOCAL, so neither the connection's next transaction nor a caller's
+    transaction around the counter is made asynchronous."""
+    cache = caches["ratelimit"]
+    key = settings.RATELIMIT_CACHE_PREFIX + "async"
+    seen = []
+    real_execute = type(connection.cursor()).execute
+
+    def spy(cursor, sql, params=None):
+        if "mnemo_ratelimit_cache" in sql:
+            with connection.cursor() as probe:
+                probe.execute("SHOW synchronous_commit")
+                seen.append(probe.fetchone()[0])
+        return real_execute(cursor, sql, params)
+
+    with connection.cursor() as cursor:
+        cursor.execute("SET synchronous_commit TO on")  # the test server's default is off
+    monkeypatch.setattr(type(connection.cursor()), "execute", spy)
+    assert cache.add(key, 0, 600) and cache.incr(key) == 1
+    assert seen and set(seen) == {"off"}
+    seen.clear()
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW synchronous_commit")
+        assert cursor.fetchone()[0] == "on"
+    from django.db import transaction
+
+    with transaction.atomic():  # a caller's transaction: its commit must stay synchronous
+        assert cache.incr(key) == 2
+        assert set(seen) == {"on"}
+    cache.delete(key)
+    connection.close()  # the session-level SET goes with the connection
