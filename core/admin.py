@@ -1,11 +1,14 @@
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.auth.admin import GroupAdmin, UserAdmin
+from django.contrib.auth.forms import AdminUserCreationForm, UserChangeForm
+from django.contrib.auth.models import Group, User
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from core import services
 from core.models import ApiKey, AuditEvent, Membership, Scope, WorkerHeartbeat, Workspace
-from core.safe_text import SecretRefusingForm
+from core.safe_text import SecretRefusingForm, SecretRefusingMixin
 
 
 class GuardedAdmin(admin.ModelAdmin):
@@ -18,6 +21,38 @@ class GuardedAdmin(admin.ModelAdmin):
 
 class GuardedInline(admin.TabularInline):
     form = SecretRefusingForm
+
+
+class GuardedUserCreationForm(SecretRefusingMixin, AdminUserCreationForm):
+    secret_exempt = ("password1", "password2")
+
+
+class GuardedUserChangeForm(SecretRefusingMixin, UserChangeForm):
+    secret_exempt = ("password",)  # the stored hash, shown read-only
+
+
+class GuardedUserAdmin(UserAdmin):
+    """Django's own user admin with the same secret guard as every other admin form (a
+    token pasted into a name or an email is refused like anywhere else)."""
+
+    form = GuardedUserChangeForm
+    add_form = GuardedUserCreationForm
+
+
+class GroupForm(SecretRefusingForm):
+    class Meta:
+        model = Group
+        fields = "__all__"
+
+
+class GuardedGroupAdmin(GroupAdmin):
+    form = GroupForm
+
+
+admin.site.unregister(User)
+admin.site.register(User, GuardedUserAdmin)
+admin.site.unregister(Group)
+admin.site.register(Group, GuardedGroupAdmin)
 
 
 class MembershipInline(GuardedInline):

@@ -69,13 +69,20 @@ def refuse_secrets(*, private_allowed: bool = False, **fields: Any) -> None:
             raise SecretRefused(f"{name}.{at}" if at and not at.startswith("[") else name + at, match)
 
 
-class SecretRefusingForm(forms.ModelForm):
-    """The admin's forms: every submitted text, list or JSON value is checked."""
+class SecretRefusingMixin:
+    """For a form that writes a row: every submitted text, list or JSON value is checked,
+    but the fields named in `secret_exempt` (a password is a secret on purpose)."""
+
+    secret_exempt: tuple[str, ...] = ()
 
     def clean(self):
         cleaned = super().clean()
         for name, value in list(cleaned.items()):
-            found = first_secret(value)
+            found = None if name in self.secret_exempt else first_secret(value)
             if found:
                 self.add_error(name, f"This field {_message(found[1])}")
         return cleaned
+
+
+class SecretRefusingForm(SecretRefusingMixin, forms.ModelForm):
+    """The admin's forms for Mnemo's own models."""
