@@ -3,13 +3,19 @@ runs, so no endpoint has to remember it (issue 16; the checks are core.input_typ
 
 from __future__ import annotations
 
-from django.core.exceptions import BadRequest, RequestDataTooBig, TooManyFieldsSent
-from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
+import logging
 
+from django.core.exceptions import BadRequest, RequestDataTooBig, TooManyFieldsSent
+from django.db import OperationalError
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
+from django.template.response import TemplateResponse
+
+from core.concurrency import is_retryable_conflict
 from core.errors import error_response
 from core.input_types import body_problem, text_problem
 
 API_PREFIX = "/api/"
+logger = logging.getLogger(__name__)
 
 
 class ApiInputGuard:
@@ -107,3 +113,38 @@ class PageInputGuard:
                 key, problem = found
                 return f"The {where} {key!r} {problem}."
         return None
+
+
+BUSY_RETRY_AFTER = 1  # seconds, as the API's 503 "busy" says (mnemo/api.py)
+
+
+class PageBusy:
+    """Outside /api/: a write that lost to conflicting writes past its retries
+    (core.concurrency: a deadlock victim or a serialization failure, retried there a bounded
+    number of times) is a 503 with Retry-After, not a 500 page. Nothing was stored: the
+    transaction rolled back. A fetch or htmx request (the review queue's decisions) gets the
+    sentence alone, which the page shows in its toast; a plain request gets templates/503.html.
+    The API answers the same case itself in its error shape."""
+
+    MESSAGE = "Mnemo was busy with conflicting writes and stored nothing; try again in a moment."
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if request.path.startswith(API_PREFIX) or not isinstance(exception, OperationalError):
+            return None
+        if not is_retryable_conflict(exception):
+            return None  # any other database error stays a 500, logged as one
+        logger.warning("conflict retries exhausted", extra={"path": request.path,
+                                                              "error": str(exception).splitlines()[0]})
+        if request.headers.get("HX-Request") or request.headers.get("X-Requested-With"):
+            response = HttpResponse(self.MESSAGE, status=503, content_type="text/plain; charset=utf-8")
+        else:
+            response = TemplateResponse(request, "503.html", {"message": self.MESSAGE}, status=503)
+            response.render()
+        response["Retry-After"] = str(BUSY_RETRY_AFTER)
+        return response

@@ -119,6 +119,8 @@ MIDDLEWARE = [
     "core.middleware.ApiInputGuard",
     # Elsewhere: a NUL in the path, query or a form field is a 400 page, not a database error.
     "core.middleware.PageInputGuard",
+    # Elsewhere: a write that lost to conflicting writes past its retries is a 503 page.
+    "core.middleware.PageBusy",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

@@ -135,3 +135,63 @@ def test_the_statistics_page_flags_low_precision_rules(client, teammate, workspa
     html = client.get("/w/acme/review/stats/?days=7").content.decode()
     assert "dubious.rule" in html and "low precision" in html and "<svg" in html and "<polyline" in html
     assert client.get("/w/acme/review/stats/?days=abc").status_code == 200
+
+
+def _deadlock():
+    import psycopg.errors
+    from django.db import OperationalError
+
+    try:
+        raise psycopg.errors.DeadlockDetected("deadlock detected")
+    except psycopg.errors.DeadlockDetected as cause:
+        error = OperationalError("deadlock detected")
+        error.__cause__ = cause
+        return error
+
+
+@pytest.mark.django_db(transaction=True)  # the retries run only outside a caller's transaction
+def test_a_decision_that_loses_to_conflicting_writes_past_its_retries_is_a_503_and_changes_nothing(
+        client, teammate, targets, monkeypatch):
+    """core.middleware.PageBusy: what the API answers 503 "busy" is no 500 page on the
+    dashboard either; the queue's fetch gets a sentence for its toast, a form a page."""
+    from django.db import transaction
+
+    from core import concurrency
+    from memory import views as memory_views
+    from memory.models import TrustedState
+    from review import views as review_views
+
+    attempts = []
+
+    def always_deadlocked(**kwargs):
+        attempts.append(1)
+        raise _deadlock()
+
+    busy = concurrency.retry_on_conflict(transaction.atomic(always_deadlocked))
+    monkeypatch.setattr(review_views.services, "review_decide", busy)
+    monkeypatch.setattr(memory_views.services, "trusted_state_set", busy)
+    client.force_login(teammate)
+    item = factories.item_for("memory", targets["memory"])
+
+    response = client.post(f"/w/acme/review/{item.pk}/approve/", headers={"X-Requested-With": "fetch"})
+    assert response.status_code == 503 and response["Retry-After"] == "1"
+    assert response["Content-Type"].startswith("text/plain") and "stored nothing" in response.content.decode()
+    assert len(attempts) == concurrency.ATTEMPTS
+    assert ReviewItem.objects.get(pk=item.pk).status == "pending"
+    assert Memory.objects.get(pk=targets["memory"].pk).status != "active"
+
+    page = client.post("/w/acme/memories/trusted/set/", {"key": "deploy.window", "value": "Fridays"})
+    assert page.status_code == 503 and page["Retry-After"] == "1"
+    assert "Busy — nothing was stored" in page.content.decode()
+    assert len(attempts) == 2 * concurrency.ATTEMPTS
+    assert not TrustedState.objects.filter(key="deploy.window").exists()
+
+    # Any other database error is not dressed up as "busy".
+    def broken(**kwargs):
+        from django.db import OperationalError
+
+        raise OperationalError("connection lost")
+
+    monkeypatch.setattr(review_views.services, "review_decide", broken)
+    client.raise_request_exception = False
+    assert client.post(f"/w/acme/review/{item.pk}/approve/", headers={"HX-Request": "true"}).status_code == 500
