@@ -144,3 +144,10 @@ def conversations_quiet_past(*, cut: Expression, quiet_since: datetime) -> Query
     return (Conversation.objects.filter(last_interaction_pk__isnull=False)
             .annotate(cut=Coalesce(cut, 0)).filter(last_interaction_pk__gt=F("cut"))
             .filter(~Q(status=ConversationStatus.ACTIVE) | Q(updated_at__lt=quiet_since)))
+
+
+def interactions_before(*, conversation_id: int, before_id: int, limit: int) -> list[Interaction]:
+    """The `limit` interactions of the conversation just before `before_id`, oldest first
+    (what a rule reads back for context, e.g. the request a refusal answers)."""
+    rows = Interaction.objects.filter(conversation_id=conversation_id, pk__lt=before_id).order_by("-pk")[:limit]
+    return list(reversed(rows))

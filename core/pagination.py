@@ -28,3 +28,11 @@ class LimitOffsetPagination(pagination.LimitOffsetPagination):
 def page(queryset: QuerySet, params: PageIn, transform: Callable[[Any], Any] = lambda row: row) -> dict:
     rows = list(queryset[params.offset:params.offset + params.limit])
     return {"count": queryset.count(), "items": [transform(row) for row in rows]}
+
+
+def page_number(request) -> int:
+    """The dashboard's ?page=N, 1 when absent or not a number."""
+    try:
+        return max(1, int(request.GET.get("page", "1")))
+    except ValueError:
+        return 1

@@ -10,9 +10,7 @@ from core import layers, selectors
 from core.decorators import workspace_view
 
 # Dashboard sections and the issue that fills each one; until then the page says so.
-SECTIONS = {
-    "gaps": ("Gaps", "Capability gaps detected from interactions, and the TODOs they became."),
-}
+SECTIONS: dict[str, tuple[str, str]] = {}
 
 
 def login_locked_out(request, original_response=None, credentials=None):

@@ -49,6 +49,9 @@ app.conf.beat_schedule = {
     "entities-embed-pending": {"task": "entities.embed_pending", "schedule": 60.0},
     # Episode tails wait until a conversation has been quiet for minutes (settings), so
     # looking every two minutes writes them soon after without polling for nothing.
+    # Gaps reported by agents are matched by their words at once; by meaning once embedded.
+    # A minute keeps "the same need in other words" folded soon without polling for nothing.
+    "gaps-embed-pending": {"task": "gaps.embed_gaps", "schedule": 60.0},
     "memory-flush-episodes": {"task": "memory.flush_episodes", "schedule": 120.0},
 }
 

@@ -97,6 +97,7 @@ INSTALLED_APPS = [
     "memory",
     "context",
     "review",
+    "gaps",
 ]
 
 # The derivation pipeline, in order (core/layers.py says what a layer is and what the
@@ -107,10 +108,16 @@ MNEMO_LAYERS = [
     "entities.layer.LAYER",  # profile values, relationships, entity candidates
     "memory.layer.LAYER",  # memories and episodes (after entities: graduation signal 4)
     "context.layer.LAYER",  # concept links
+    "gaps.layer.LAYER",  # capability gaps: what agents declined or failed to do
 ]
 # How long a worker's claim on backlog rows lasts (conversations.services): past it, a
 # worker that died mid-derivation has its interactions taken by another. Longer than the
 # slowest derivation (an LLM call with its retries).
+# Capability gaps (gaps/): occurrences that make a gap a TODO when a workspace has set none
+# (seed 002: 3), and how close two needs' embeddings must be (cosine distance) to count as
+# one need said in other words.
+MNEMO_GAP_TODO_THRESHOLD = int(os.environ.get("MNEMO_GAP_TODO_THRESHOLD", "3"))
+MNEMO_GAP_SAME_NEED_DISTANCE = env_float("MNEMO_GAP_SAME_NEED_DISTANCE", 0.25)
 MNEMO_CLAIM_LEASE_SECONDS = env_float("MNEMO_CLAIM_LEASE_SECONDS", 300.0)
 
 MIDDLEWARE = [

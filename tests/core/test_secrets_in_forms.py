@@ -24,6 +24,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from core import services as core_services
 from entities import decisions
+from gaps import services as gap_services
 from entities import services as entity_services
 from memory import services as memory_services
 from review.models import ReviewItem
@@ -118,7 +119,10 @@ def world(workspace, make_key, settings):
                                       actor=core_services.SYSTEM)
     memory_services.trust_policy_set(workspace=workspace, actor=core_services.SYSTEM, auto_certainties=["verbatim"],
                                      auto_types=["fact"], min_confidence=0.9)
-    return {"root": root, "workspace": workspace, "ada": ada, "memory": memory}
+    gap = gap_services.gap_report(workspace=workspace, description="Export invoices as PDF",
+                                  actor=core_services.SYSTEM)
+    gap_services.gap_policy_set(workspace=workspace, todo_threshold=3, actor=core_services.SYSTEM)
+    return {"root": root, "workspace": workspace, "ada": ada, "memory": memory, "gap": gap}
 
 
 def stored_anywhere(secret: str) -> bool:
@@ -222,7 +226,7 @@ def _dashboard_pages(world) -> list[str]:
     memory = world["memory"]
     ids = {"slug": world["workspace"].slug, "entity_id": world["ada"].pk, "memory_id": memory.pk,
            "conversation_id": memory.evidence.first().interaction.conversation_id,
-           "item_id": ReviewItem.objects.get(kind="memory", target_id=memory.pk).pk}
+           "item_id": ReviewItem.objects.get(kind="memory", target_id=memory.pk).pk, "gap_id": world["gap"].pk}
     pages = []
     for route, _ in _dashboard_patterns():
         names = re.findall(r"<(?:\w+:)?(\w+)>", route)

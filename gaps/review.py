@@ -1,0 +1,48 @@
+"""The review kind the gaps layer owns (review.registry): a newly detected gap is confirmed
+(a person says the need is real) or dismissed (won't fix, keeps counting silently) in the
+queue. Handlers change gap rows through gaps.services only."""
+
+from __future__ import annotations
+
+from core.services import Actor
+from gaps import services
+from gaps.models import CapabilityGap, GapEvidence, GapRelevance, GapStatus
+from review.registry import Description, Kind, waiting
+
+
+def _load(workspace_id: int, target_id: int) -> CapabilityGap:
+    return waiting(CapabilityGap.objects.filter(workspace_id=workspace_id), target_id, "gap",
+                   pending="open", state=lambda g: "confirmed" if g.confirmed else (
+                       "open" if g.status in (GapStatus.DETECTED, GapStatus.TODO_CREATED) else g.status))
+
+
+def _describe(gap: CapabilityGap) -> Description:
+    evidence = (GapEvidence.objects.filter(gap=gap, relevance=GapRelevance.PRIMARY, interaction__isnull=False)
+                .order_by("occurred_at", "pk").first())
+    span = (evidence.start, evidence.end) if evidence and evidence.start is not None and evidence.end is not None else None
+    return Description(
+        text=f"Capability gap: {gap.description}", item_type=gap.category,
+        source_interaction_id=evidence.interaction_id if evidence else None, span=span, entity_id=gap.entity_id,
+        rule=gap.rule, confidence=0.6,
+        proposal={"description": gap.description, "category": gap.category, "why": evidence.reason if evidence else ""},
+    )
+
+
+def _approve(gap: CapabilityGap, actor: Actor, note: str, changes: dict) -> dict:
+    if changes.get("description"):
+        services.gap_rename(gap=gap, description=changes["description"], category=None, actor=actor)
+    services.gap_transition(gap=gap, action="confirm", actor=actor, reason=note)
+    return {"gap": gap.pk}
+
+
+def _reject(gap: CapabilityGap, actor: Actor, note: str) -> dict:
+    services.gap_transition(gap=gap, action="dismiss", actor=actor, reason=note or "dismissed in the review queue")
+    return {"gap": gap.pk}
+
+
+KINDS = (
+    Kind(name=services.REVIEW_KIND, label="Capability gap", load=_load, describe=_describe, approve=_approve,
+         reject=_reject, edit_fields={"description": "what was asked for that the agents cannot do"},
+         approve_label="Confirm", reject_label="Won't fix",
+         alive=lambda ids: set(CapabilityGap.objects.filter(pk__in=ids).values_list("pk", flat=True))),
+)

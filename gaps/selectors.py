@@ -1,0 +1,68 @@
+"""Reads of the gaps layer: lists for the API and the pages, a gap with its evidence, the
+TODO list, the occurrences over time for the small charts, and the layer's counts."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.db.models import Count, QuerySet
+from django.db.models.functions import TruncDate
+from django.utils import timezone
+
+from core.models import Workspace
+from gaps.models import CapabilityGap, GapEvidence, GapRelevance, GapStatus
+
+OPEN = (GapStatus.DETECTED, GapStatus.TODO_CREATED)
+
+
+def gap_list(*, workspace: Workspace, status: str | None = None, category: str | None = None,
+             query: str | None = None) -> QuerySet[CapabilityGap]:
+    """Ranked by frequency, then the most recently seen."""
+    rows = CapabilityGap.objects.filter(workspace=workspace)
+    if status:
+        rows = rows.filter(status=status)
+    if category:
+        rows = rows.filter(category=category)
+    if query:
+        rows = rows.filter(description__icontains=query)
+    return rows.order_by("-frequency", "-last_seen", "-pk")
+
+
+def gap_get(*, workspace: Workspace, gap_id: int) -> CapabilityGap:
+    return CapabilityGap.objects.get(workspace=workspace, pk=gap_id)
+
+
+def gap_evidence(*, gap: CapabilityGap) -> list[GapEvidence]:
+    """The evidence timeline, oldest first, with the quoted interaction."""
+    return list(GapEvidence.objects.filter(gap=gap).select_related("interaction").order_by("occurred_at", "pk"))
+
+
+def todo_list(*, workspace: Workspace) -> QuerySet[CapabilityGap]:
+    return CapabilityGap.objects.filter(workspace=workspace, status=GapStatus.TODO_CREATED).order_by(
+        "-frequency", "todo_created_at")
+
+
+def occurrences_by_day(*, gap_ids: list[int], days: int = 30) -> dict[int, list[int]]:
+    """Per gap, how many primary occurrences each of the last `days` days saw (oldest first)."""
+    today = timezone.now().date()
+    start = today - timedelta(days=days - 1)
+    counts = {gap_id: [0] * days for gap_id in gap_ids}
+    rows = (GapEvidence.objects.filter(gap_id__in=gap_ids, relevance=GapRelevance.PRIMARY, occurred_at__date__gte=start)
+            .annotate(day=TruncDate("occurred_at")).values("gap_id", "day").annotate(n=Count("pk")))
+    for row in rows:
+        index = (row["day"] - start).days
+        if 0 <= index < days:
+            counts[row["gap_id"]][index] = row["n"]
+    return counts
+
+
+def open_gap_count(workspace: Workspace) -> int:
+    return CapabilityGap.objects.filter(workspace=workspace, status__in=OPEN).count()
+
+
+def todo_count(workspace: Workspace) -> int:
+    return CapabilityGap.objects.filter(workspace=workspace, status=GapStatus.TODO_CREATED).count()
+
+
+def unembedded_count(workspace: Workspace) -> int:
+    return CapabilityGap.objects.filter(workspace=workspace, embedding__isnull=True).count()

@@ -1,0 +1,125 @@
+"""The gaps pages: gaps ranked by frequency with their occurrences over 30 days, one gap
+with its evidence timeline and lifecycle actions, the TODO list, the TODO threshold."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.exceptions import ObjectDoesNotExist, ValidationError
+from django.core.paginator import Paginator
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_POST
+
+from core.decorators import workspace_view
+from core.errors import ApiError
+from core.models import Role
+from core.pagination import page_number
+from core.services import Actor
+from gaps import charts, rules, selectors, services
+from gaps.models import GapStatus
+
+PAGE_SIZE = 50
+CHART_DAYS = 30
+
+
+def _gap_or_404(request, gap_id: int):
+    try:
+        return selectors.gap_get(workspace=request.workspace, gap_id=gap_id)
+    except ObjectDoesNotExist:
+        raise Http404("No such gap.")
+
+
+def _with_charts(gaps) -> list[dict]:
+    counts = selectors.occurrences_by_day(gap_ids=[g.pk for g in gaps], days=CHART_DAYS)
+    return [{"gap": g, "chart": mark_safe(charts.sparkline(  # noqa: S308 - built from numbers and escaped text
+        counts[g.pk], label=f"{sum(counts[g.pk])} in the last {CHART_DAYS} days"))} for g in gaps]
+
+
+@workspace_view()
+def gap_list(request):
+    status = request.GET.get("status") if request.GET.get("status") in GapStatus.values else None
+    category = request.GET.get("category") if request.GET.get("category") in rules.CATEGORIES else None
+    q = request.GET.get("q", "").strip()[:200] or None
+    rows = selectors.gap_list(workspace=request.workspace, status=status, category=category, query=q)
+    page = Paginator(rows, PAGE_SIZE).get_page(page_number(request))
+    context = {"page": page, "rows": _with_charts(list(page.object_list)), "status": status, "category": category,
+               "q": q or "", "statuses": GapStatus.values, "categories": rules.CATEGORIES,
+               "threshold": services.threshold_for(request.workspace.pk),
+               "can_admin": request.membership.allows(Role.ADMIN), "days": CHART_DAYS}
+    return render(request, "gaps/list.html#rows" if request.htmx else "gaps/list.html", context)
+
+
+@workspace_view()
+def todo_list(request):
+    rows = list(selectors.todo_list(workspace=request.workspace)[:500])
+    return render(request, "gaps/todo.html", {"rows": _with_charts(rows), "days": CHART_DAYS})
+
+
+def _quoted(evidence) -> dict:
+    content = evidence.interaction.content if evidence.interaction else ""
+    if evidence.start is not None and evidence.end is not None and content[evidence.start:evidence.end] == evidence.quote:
+        parts = (content[:evidence.start], content[evidence.start:evidence.end], content[evidence.end:])
+    else:
+        parts = (content or evidence.quote, "", "")
+    return {"evidence": evidence, "before": parts[0][-400:], "quote": parts[1], "after": parts[2][:400]}
+
+
+@workspace_view()
+def gap_detail(request, gap_id: int):
+    gap = _gap_or_404(request, gap_id)
+    counts = selectors.occurrences_by_day(gap_ids=[gap.pk], days=CHART_DAYS)[gap.pk]
+    context = {"gap": gap, "evidence": [_quoted(e) for e in selectors.gap_evidence(gap=gap)],
+               "chart": mark_safe(charts.sparkline(counts, width=360, height=48,  # noqa: S308 - numbers only
+                                                   label=f"{sum(counts)} in the last {CHART_DAYS} days")),
+               "can_decide": request.membership.allows(Role.REVIEWER), "categories": rules.CATEGORIES,
+               "threshold": services.threshold_for(request.workspace.pk), "days": CHART_DAYS}
+    return render(request, "gaps/detail.html", context)
+
+
+def _error(request, exc) -> None:
+    messages.error(request, exc.message if isinstance(exc, ApiError) else "; ".join(exc.messages))
+
+
+@require_POST
+@workspace_view(Role.REVIEWER)
+def gap_act(request, gap_id: int, action: str):
+    gap = _gap_or_404(request, gap_id)
+    actor = Actor.for_user(request.user)
+    try:
+        if action in services.ACTIONS:
+            services.gap_transition(gap=gap, action=action, actor=actor, reason=request.POST.get("reason", "")[:2000])
+            messages.success(request, f"The gap is {action}ed." if action != "dismiss" else "Dismissed: won't fix.")
+        elif action == "rename":
+            category = request.POST.get("category") or None
+            services.gap_rename(gap=gap, description=request.POST.get("description", "")[:300],
+                                category=category, actor=actor)
+            messages.success(request, "Renamed.")
+        elif action == "merge":
+            into = request.POST.get("into", "").strip().lstrip("#")
+            if not into.isdigit():
+                messages.error(request, "Give the number of the gap to merge into.")
+                return redirect("gap", slug=request.workspace.slug, gap_id=gap.pk)
+            target = _gap_or_404(request, int(into))
+            services.gap_merge(source=gap, target=target, actor=actor)
+            messages.success(request, f"Merged into “{target.description}”.")
+            return redirect("gap", slug=request.workspace.slug, gap_id=target.pk)
+        else:
+            raise Http404("No such action.")
+    except (ApiError, ValidationError) as exc:
+        _error(request, exc)
+    return redirect("gap", slug=request.workspace.slug, gap_id=gap.pk)
+
+
+@require_POST
+@workspace_view(Role.ADMIN)
+def policy_set(request):
+    try:
+        threshold = int(request.POST.get("todo_threshold", ""))
+        services.gap_policy_set(workspace=request.workspace, todo_threshold=threshold, actor=Actor.for_user(request.user))
+        messages.success(request, f"A gap becomes a TODO after {threshold} occurrences.")
+    except ValueError:
+        messages.error(request, "The threshold is a whole number.")
+    except ApiError as exc:
+        _error(request, exc)
+    return redirect("gaps", slug=request.workspace.slug)

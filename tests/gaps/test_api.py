@@ -1,0 +1,202 @@
+"""The gaps layer end to end through the public API: three people on three channels ask for
+the same missing capability in their own words, the agent declines each time → one gap at
+frequency 3 and a TODO; idioms and fulfilled requests create nothing; reports, lifecycle,
+scopes, outsiders, bad input and secrets."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from core.models import AuditEvent
+from gaps import services
+from gaps.models import CapabilityGap, GapEvidence
+from review.models import ReviewItem
+from tests.helpers import assert_error
+
+pytestmark = pytest.mark.django_db
+
+T0 = datetime(2026, 11, 2, 9, 0, tzinfo=timezone.utc)
+
+# (channel, person, their request, the agent's answer)
+ASKED_THREE_WAYS = [
+    ("slack", "priya", "Can you export the October invoices as PDF?",
+     "Sorry, I can't export invoices as PDF yet — I can only show them here."),
+    ("email", "marco@example.org", "Please export my invoices to PDF for the accountant.",
+     "I'm unable to export invoices to PDF at the moment."),
+    ("cli", "dana", "export invoices as pdf",
+     "That isn't supported yet: I cannot export invoices as PDF."),
+]
+
+
+def log_exchange(api, channel, person, request, answer, *, thread, at):
+    items = [
+        {"channel": channel, "channel_id": person, "sender_name": person, "direction": "inbound", "content": request,
+         "thread": thread, "external_id": f"{thread}:q", "occurred_at": at.isoformat()},
+        {"channel": channel, "channel_id": "agent", "sender_name": "Agent", "direction": "outbound", "content": answer,
+         "thread": thread, "external_id": f"{thread}:a", "occurred_at": (at + timedelta(seconds=20)).isoformat()},
+    ]
+    response = api.post("/interactions/batch", {"items": items})
+    assert response.status_code == 200, response.json()
+    return [r["id"] for r in response.json()["results"]]
+
+
+def process(ids):
+    from conversations.services import interactions_index
+
+    interactions_index(interaction_ids=ids, batch_size=len(ids) + 64)
+
+
+def test_three_people_on_three_channels_make_one_gap_at_frequency_three_and_a_todo(api, workspace):
+    ids = []
+    for n, (channel, person, request, answer) in enumerate(ASKED_THREE_WAYS):
+        pair = log_exchange(api, channel, person, request, answer, thread=f"t{n}", at=T0 + timedelta(days=n))
+        process(pair)
+        ids.append(pair)
+    [gap] = CapabilityGap.objects.filter(workspace=workspace)
+    assert gap.frequency == 3
+    assert gap.status == "todo_created" and gap.todo_ref == f"todo:{gap.pk}"
+    assert "pdf" in gap.description.lower() and "invoice" in gap.description.lower()
+    assert "can't" not in gap.description and "unable" not in gap.description  # the need, not the refusal
+    evidence = GapEvidence.objects.filter(gap=gap)
+    assert {e.interaction_id for e in evidence if e.relevance == "primary"} == {pair[1] for pair in ids}
+    assert {e.interaction_id for e in evidence if e.relevance == "supporting"} == {pair[0] for pair in ids}
+    assert AuditEvent.objects.filter(verb="gap.todo", target_id=str(gap.pk)).count() == 1
+
+    todo = api.get("/gaps/todo").json()
+    assert [g["id"] for g in todo["items"]] == [gap.pk]
+    detail = api.get(f"/gaps/{gap.pk}").json()
+    assert detail["frequency"] == 3 and len(detail["evidence"]) == 6
+    assert {e["channel"] for e in detail["evidence"]} == {"slack", "email", "cli"}
+    redacted = api.get(f"/gaps/{gap.pk}", redact="true").json()
+    assert all("marco@example.org" not in e["text"] for e in redacted["evidence"])
+    # A newly detected gap waits in the review queue once.
+    assert ReviewItem.objects.filter(kind="gap", target_id=gap.pk).count() == 1
+
+
+def test_processing_the_same_interactions_again_counts_nothing_twice(api, workspace):
+    channel, person, request, answer = ASKED_THREE_WAYS[0]
+    pair = log_exchange(api, channel, person, request, answer, thread="t", at=T0)
+    process(pair)
+    gap = CapabilityGap.objects.get(workspace=workspace)
+    services.gap_report(workspace=workspace, description=gap.description, interaction_id=pair[1],
+                        actor=services.SYSTEM)
+    gap.refresh_from_db()
+    assert gap.frequency == 1
+
+
+@pytest.mark.parametrize("answer", [
+    "I can't wait to see the final report!",
+    "I can't thank you enough for the patience.",
+    "Done — here are the invoices as PDF: invoices-oct.pdf",
+    "Sure, I've exported the invoices to PDF and emailed them.",
+])
+def test_idioms_and_fulfilled_requests_create_no_gap(api, workspace, answer):
+    pair = log_exchange(api, "slack", "priya", "Can you export the October invoices as PDF?", answer, thread="t", at=T0)
+    process(pair)
+    assert not CapabilityGap.objects.filter(workspace=workspace).exists()
+
+
+def test_a_person_saying_they_cannot_do_something_is_no_gap_of_the_agent(api, workspace):
+    pair = log_exchange(api, "slack", "priya", "I can't log in to the billing portal.",
+                        "Let me reset your session — try again now.", thread="t", at=T0)
+    process(pair)
+    assert not CapabilityGap.objects.exists()
+
+
+def test_an_agent_reports_a_gap_and_the_same_words_join_it(api, workspace):
+    first = api.post("/gaps", {"description": "Export invoices as PDF", "category": "feature",
+                               "reason": "no PDF renderer tool"})
+    assert first.status_code == 201, first.json()
+    again = api.post("/gaps", {"description": "export   invoices as pdf"})
+    assert again.status_code == 201 and again.json()["id"] == first.json()["id"]
+    assert again.json()["frequency"] == 2
+    listed = api.get("/gaps", status="detected").json()
+    assert listed["count"] == 1 and listed["items"][0]["category"] == "feature"
+
+
+def test_the_threshold_is_a_workspace_setting(api, admin_api, workspace):
+    assert api.put("/gaps/policy", {"todo_threshold": 1}).status_code == 403  # admin business
+    assert admin_api.put("/gaps/policy", {"todo_threshold": 1}).json() == {"todo_threshold": 1}
+    gap = api.post("/gaps", {"description": "Book meeting rooms"}).json()
+    assert gap["status"] == "todo_created"
+    assert_error(admin_api.put("/gaps/policy", {"todo_threshold": 0}), 422)
+
+
+def test_lifecycle_dismiss_keeps_counting_resolve_then_recurrence_reopens_as_a_regression(api, workspace):
+    gap = api.post("/gaps", {"description": "Read the shared calendar"}).json()
+    assert_error(api.post(f"/gaps/{gap['id']}/transition", {"action": "dismiss"}), 422)  # a reason is required
+    dismissed = api.post(f"/gaps/{gap['id']}/transition", {"action": "dismiss", "reason": "privacy policy"}).json()
+    assert dismissed["status"] == "wont_fix" and dismissed["reason"] == "privacy policy"
+    for _ in range(3):
+        counted = api.post("/gaps", {"description": "read the shared calendar"}).json()
+    assert counted["frequency"] == 4 and counted["status"] == "wont_fix"  # silently: no TODO
+    reopened = api.post(f"/gaps/{gap['id']}/transition", {"action": "reopen"}).json()
+    assert reopened["status"] == "todo_created"  # past the threshold already
+    resolved = api.post(f"/gaps/{gap['id']}/transition", {"action": "resolve", "reason": "calendar tool shipped"}).json()
+    assert resolved["status"] == "resolved"
+    assert_error(api.post(f"/gaps/{gap['id']}/transition", {"action": "resolve"}), 409)
+    back = api.post("/gaps", {"description": "Read the shared calendar"}).json()
+    assert back["status"] == "todo_created" and back["regression"] is True
+    assert AuditEvent.objects.filter(verb="gap.reopen", target_id=str(gap["id"])).exists()
+
+
+def test_rename_and_merge(api, workspace):
+    a = api.post("/gaps", {"description": "Export invoices as PDF"}).json()
+    b = api.post("/gaps", {"description": "Download bills in PDF format"}).json()
+    renamed = api.patch(f"/gaps/{b['id']}", {"description": "Download bills as PDF", "category": "feature"}).json()
+    assert renamed["description"] == "Download bills as PDF" and renamed["category"] == "feature"
+    assert_error(api.patch(f"/gaps/{b['id']}", {"description": "export invoices as pdf"}), 409)
+    merged = api.post(f"/gaps/{b['id']}/merge", {"into": a["id"]}).json()
+    assert merged["id"] == a["id"] and merged["frequency"] == 2
+    assert not CapabilityGap.objects.filter(pk=b["id"]).exists()
+    assert_error(api.post(f"/gaps/{a['id']}/merge", {"into": a["id"]}), 422)
+
+
+def test_scopes_outsiders_bad_input_and_secrets(api, outsider_api, make_key, workspace):
+    gap = api.post("/gaps", {"description": "Export invoices as PDF"}).json()
+    _, read_key = make_key(workspace, scopes="read", name="reader")
+    from tests.helpers import ApiClient
+
+    reader = ApiClient(read_key)
+    assert reader.get(f"/gaps/{gap['id']}").status_code == 200
+    assert_error(reader.post("/gaps", {"description": "x"}), 403)
+    assert_error(reader.post(f"/gaps/{gap['id']}/transition", {"action": "confirm"}), 403)
+    for call in (lambda: outsider_api.get(f"/gaps/{gap['id']}"),
+                 lambda: outsider_api.post(f"/gaps/{gap['id']}/transition", {"action": "confirm"}),
+                 lambda: outsider_api.patch(f"/gaps/{gap['id']}", {"description": "mine"}),
+                 lambda: outsider_api.post(f"/gaps/{gap['id']}/merge", {"into": gap["id"]})):
+        assert_error(call(), 404)
+    assert outsider_api.get("/gaps").json()["count"] == 0
+    other = outsider_api.post("/gaps", {"description": "Something else"}).json()
+    assert_error(api.post(f"/gaps/{gap['id']}/merge", {"into": other["id"]}), 404)
+    assert_error(api.post("/gaps", {"description": "x", "interaction_id": 999999}), 404)
+    for bad in ({"description": ""}, {"description": "   "}, {"description": "x" * 301}, {"category": "nope"},
+                {"description": "x", "extra": 1}):
+        assert_error(api.post("/gaps", bad), 422)
+    assert_error(api.post(f"/gaps/{gap['id']}/transition", {"action": "explode"}), 422)
+    before = CapabilityGap.objects.count(), GapEvidence.objects.count()
+    refused = api.post("/gaps", {"description": "use token ghp_aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dF3hJ5"})
+    assert_error(refused, 422, "secret_detected")
+    assert (CapabilityGap.objects.count(), GapEvidence.objects.count()) == before
+
+
+def test_erasing_the_only_person_who_asked_removes_the_gap_and_others_keep_theirs(api, workspace):
+    from entities.models import Entity
+    from entities.services import entity_erase
+
+    pairs = []
+    for n, (channel, person, request, answer) in enumerate(ASKED_THREE_WAYS[:2]):
+        pairs.append(log_exchange(api, channel, person, request, answer, thread=f"t{n}", at=T0 + timedelta(days=n)))
+        process(pairs[-1])
+    gap = CapabilityGap.objects.get(workspace=workspace)
+    assert gap.frequency == 2
+    priya = Entity.objects.get(workspace=workspace, name="priya")
+    receipt = entity_erase(entity=priya)
+    assert receipt.get("gap evidence", 0) >= 1
+    gap.refresh_from_db()
+    assert gap.frequency == 1 and gap.entity_id != priya.pk
+    marco = Entity.objects.get(workspace=workspace, name="marco@example.org")
+    entity_erase(entity=marco)
+    assert not CapabilityGap.objects.filter(workspace=workspace).exists()
