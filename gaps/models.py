@@ -40,6 +40,7 @@ class CapabilityGap(models.Model):
     regression = models.BooleanField(default=False)  # a resolved gap that came back
     todo_ref = models.CharField(max_length=500, blank=True)  # "todo:<id>", an issue URL
     todo_created_at = models.DateTimeField(null=True, blank=True)
+    issue_number = models.PositiveIntegerField(null=True, blank=True)  # in the configured tracker
     reason = models.TextField(blank=True)  # why it was dismissed or resolved
     decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                    related_name="+")

@@ -26,7 +26,7 @@ from core.models import Workspace
 from core.providers import get_embedder
 from core.safe_text import refuse_secrets
 from core.services import SYSTEM, Actor, audit_record
-from gaps import rules
+from gaps import rules, sinks
 from gaps.models import CapabilityGap, GapEvidence, GapPolicy, GapRelevance, GapStatus
 from review.services import review_open
 
@@ -189,6 +189,7 @@ def _record(occurrence: Occurrence, vector, *, actor: Actor) -> CapabilityGap:
         gap.status, gap.regression, gap.todo_created_at = GapStatus.DETECTED, True, None
         audit_record(workspace=workspace, actor=actor, verb="gap.reopen", target=gap,
                      data={"reason": "it recurred after it was resolved", "interaction": occurrence.primary_id})
+        _sync_issue(gap, open=True, note="This came back after it was resolved: Mnemo saw the need again.")
     gap.updated_at = timezone.now()
     gap.save()
     if gap.status == GapStatus.DETECTED and gap.frequency >= threshold_for(gap.workspace_id):
@@ -206,6 +207,19 @@ def _todo(gap: CapabilityGap, workspace: Workspace, actor: Actor) -> None:
     gap.save(update_fields=["status", "todo_created_at", "todo_ref"])
     audit_record(workspace=workspace, actor=actor, verb="gap.todo", target=gap,
                  data={"frequency": gap.frequency, "threshold": threshold_for(gap.workspace_id), "todo": gap.todo_ref})
+    if sinks.tracker_config() is not None and not gap.issue_number:
+        transaction.on_commit(lambda pk=gap.pk: _enqueue("open_issue", pk), robust=True)
+
+
+def _enqueue(task: str, *args) -> None:
+    from gaps import tasks  # the task module imports this one
+
+    getattr(tasks, task).delay(*args)
+
+
+def _sync_issue(gap: CapabilityGap, *, open: bool, note: str) -> None:  # noqa: A002 - as trackers names it
+    if gap.issue_number and sinks.tracker_config() is not None:
+        transaction.on_commit(lambda pk=gap.pk: _enqueue("sync_issue", pk, open, note), robust=True)
 
 
 def _open_review(gap: CapabilityGap) -> None:
@@ -245,9 +259,7 @@ def gap_report(*, workspace: Workspace, description: str, category: str = "other
 
 
 def _enqueue_embedding() -> None:
-    from gaps.tasks import embed_gaps  # the task module imports this one
-
-    embed_gaps.delay()
+    _enqueue("embed_gaps")
 
 
 def gaps_embed_pending(*, limit: int = 200) -> int:
@@ -315,10 +327,13 @@ def gap_transition(*, gap: CapabilityGap, action: str, actor: Actor, reason: str
         gap.confirmed = True
     elif action == "dismiss":
         gap.status, gap.reason = GapStatus.WONT_FIX, reason[:2000]
+        _sync_issue(gap, open=False, note=f"Won't fix in Mnemo: {reason}")
     elif action == "resolve":
         gap.status, gap.reason, gap.regression = GapStatus.RESOLVED, reason[:2000], False
+        _sync_issue(gap, open=False, note=f"Resolved in Mnemo{': ' + reason if reason else ''}.")
     else:
         gap.status = GapStatus.TODO_CREATED if gap.todo_ref else GapStatus.DETECTED
+        _sync_issue(gap, open=True, note="Reopened in Mnemo.")
     _decided(gap, actor)
     gap.save()
     audit_record(workspace=Workspace.objects.get(pk=gap.workspace_id), actor=actor, verb=f"gap.{action}", target=gap,

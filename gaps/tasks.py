@@ -2,8 +2,9 @@ from __future__ import annotations
 
 from celery import shared_task
 
+import trackers
 from core.providers import ProviderError
-from gaps import services
+from gaps import services, sinks
 
 
 @shared_task(name="gaps.embed_gaps", bind=True, acks_late=True, max_retries=5)
@@ -19,3 +20,28 @@ def embed_gaps(self) -> int:
         if not exc.retryable:
             raise
         raise self.retry(exc=exc, countdown=min(300, 5 * 2 ** self.request.retries))
+
+
+def _retry_later(task, exc: trackers.TrackerError):
+    if not exc.retryable:
+        raise exc
+    countdown = exc.retry_after if exc.retry_after else min(600, 10 * 2 ** task.request.retries)
+    raise task.retry(exc=exc, countdown=countdown)
+
+
+@shared_task(name="gaps.open_issue", bind=True, acks_late=True, max_retries=8)
+def open_issue(self, gap_id: int) -> str | None:
+    """Open the TODO's issue in the configured tracker (idempotent: a gap with an issue is skipped)."""
+    try:
+        return sinks.gap_issue_open(gap_id=gap_id)
+    except trackers.TrackerError as exc:
+        _retry_later(self, exc)
+
+
+@shared_task(name="gaps.sync_issue", bind=True, acks_late=True, max_retries=8)
+def sync_issue(self, gap_id: int, open: bool, note: str) -> bool:  # noqa: A002
+    """Close or reopen the gap's issue with a comment."""
+    try:
+        return sinks.gap_issue_sync(gap_id=gap_id, open=open, note=note)
+    except trackers.TrackerError as exc:
+        _retry_later(self, exc)

@@ -113,12 +113,20 @@ MNEMO_LAYERS = [
 # How long a worker's claim on backlog rows lasts (conversations.services): past it, a
 # worker that died mid-derivation has its interactions taken by another. Longer than the
 # slowest derivation (an LLM call with its retries).
+MNEMO_CLAIM_LEASE_SECONDS = env_float("MNEMO_CLAIM_LEASE_SECONDS", 300.0)
 # Capability gaps (gaps/): occurrences that make a gap a TODO when a workspace has set none
 # (seed 002: 3), and how close two needs' embeddings must be (cosine distance) to count as
 # one need said in other words.
 MNEMO_GAP_TODO_THRESHOLD = int(os.environ.get("MNEMO_GAP_TODO_THRESHOLD", "3"))
 MNEMO_GAP_SAME_NEED_DISTANCE = env_float("MNEMO_GAP_SAME_NEED_DISTANCE", 0.25)
-MNEMO_CLAIM_LEASE_SECONDS = env_float("MNEMO_CLAIM_LEASE_SECONDS", 300.0)
+# An issue tracker for capability-gap TODOs (trackers/): off unless a kind is set. The
+# token comes from the environment only, never the database (it is a credential).
+MNEMO_TRACKER_KIND = os.environ.get("MNEMO_TRACKER_KIND", "")  # "github" | "gitlab" | ""
+MNEMO_TRACKER_URL = os.environ.get("MNEMO_TRACKER_URL", "https://api.github.com")
+MNEMO_TRACKER_PROJECT = os.environ.get("MNEMO_TRACKER_PROJECT", "")  # "owner/repo", "group/project"
+MNEMO_TRACKER_TOKEN = os.environ.get("MNEMO_TRACKER_TOKEN", "")
+# Where the dashboard is reached, for links in issues ("" leaves them out).
+MNEMO_PUBLIC_URL = os.environ.get("MNEMO_PUBLIC_URL", "")
 
 MIDDLEWARE = [
     "core.logging.RequestIdMiddleware",

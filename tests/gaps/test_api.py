@@ -200,3 +200,53 @@ def test_erasing_the_only_person_who_asked_removes_the_gap_and_others_keep_their
     marco = Entity.objects.get(workspace=workspace, name="marco@example.org")
     entity_erase(entity=marco)
     assert not CapabilityGap.objects.filter(workspace=workspace).exists()
+
+
+# --- the issue tracker sink, against a local server speaking GitHub's and GitLab's routes ----
+
+@pytest.fixture
+def tracker(settings):
+    from tests.trackers.tracker_server import GITHUB_PROJECT, TOKEN, TrackerServer
+
+    server = TrackerServer()
+    settings.MNEMO_TRACKER_KIND, settings.MNEMO_TRACKER_URL = "github", server.url
+    settings.MNEMO_TRACKER_PROJECT, settings.MNEMO_TRACKER_TOKEN = GITHUB_PROJECT, TOKEN
+    settings.MNEMO_PUBLIC_URL = "https://mnemo.example.org"
+    settings.CELERY_TASK_ALWAYS_EAGER = True  # the task body runs here, against the local server
+    from mnemo.celery import app
+
+    app.conf.task_always_eager = True
+    yield server
+    app.conf.task_always_eager = False
+    server.close()
+
+
+@pytest.mark.django_db(transaction=True)  # the issue opens after the TODO's transaction commits
+def test_at_the_threshold_an_issue_opens_with_the_evidence_and_follows_the_gap(api, workspace, tracker):
+    for n, (channel, person, request, answer) in enumerate(ASKED_THREE_WAYS):
+        process(log_exchange(api, channel, person, request, answer, thread=f"t{n}", at=T0 + timedelta(days=n)))
+    gap = CapabilityGap.objects.get(workspace=workspace)
+    [issue] = tracker.github.values()
+    assert gap.issue_number == 1 and gap.todo_ref.startswith("https://github.com/")
+    assert "pdf" in issue.title.lower() and issue.labels == ["mnemo", "capability-gap"]
+    assert issue.body.count("| ") >= 3 and "slack" in issue.body and "cli" in issue.body
+    assert f"https://mnemo.example.org/w/acme/gaps/{gap.pk}/" in issue.body
+    assert AuditEvent.objects.filter(verb="gap.issue", target_id=str(gap.pk)).exists()
+    api.post(f"/gaps/{gap.pk}/transition", {"action": "resolve", "reason": "PDF export shipped in 2.3"})
+    assert issue.state == "closed" and "PDF export shipped" in issue.comments[-1]
+    process(log_exchange(api, "slack", "zoe", "Could you export invoices as PDF for me?",
+                         "I can't export invoices as PDF, sorry.", thread="again", at=T0 + timedelta(days=9)))
+    gap.refresh_from_db()
+    assert gap.regression and issue.state == "open" and "came back" in issue.comments[-1]
+    assert len(tracker.github) == 1  # the same issue, reopened
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_tracker_that_refuses_leaves_the_todo_in_the_list(api, workspace, tracker, admin_api):
+    admin_api.put("/gaps/policy", {"todo_threshold": 1})
+    tracker.fail_next(401)
+    gap = api.post("/gaps", {"description": "Export invoices as PDF"}).json()
+    assert gap["status"] == "todo_created"
+    row = CapabilityGap.objects.get(pk=gap["id"])
+    assert row.issue_number is None and row.todo_ref == f"todo:{row.pk}"  # still in the built-in list
+    assert tracker.github == {}
