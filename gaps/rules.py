@@ -140,6 +140,8 @@ def refusal_span(text: str) -> tuple[int, int] | None:
     for match in _REFUSAL.finditer(text):
         start, end = match.span()
         obj = _object(match)
+        if obj is not None and _object_group(match) not in {"o6", "o7"} and not re.search(r"\w", obj):
+            continue  # "I can't." names nothing
         if obj is not None and _IDIOM_AFTER.match(text, match.start(_object_group(match))):
             continue
         if _CONDITION_BEFORE.search(text[max(0, start - 30):start]):
@@ -185,12 +187,12 @@ _INTERJECTION = re.compile(
 
 def _strip_span(text: str, start: int, end: int) -> tuple[int, int]:
     """The clause without its trailing punctuation and a leading "Sorry," or "Unfortunately,"."""
-    while end > start and text[end - 1] in " \t,:-–—":
+    while end > start and (text[end - 1].isspace() or text[end - 1] in ",:-–—"):
         end -= 1
     lead = _INTERJECTION.match(text, start, end)
     if lead and lead.end() < end:
         start = lead.end()
-    while start < end and text[start] in " \t,":
+    while start < end and (text[start].isspace() or text[start] == ","):
         start += 1
     return start, end
 
@@ -301,7 +303,7 @@ def _refusal_object(content: str, span: tuple[int, int]) -> str:
     obj = re.sub(r"^(?:that|this|it|which)\s+", "", obj, flags=re.IGNORECASE) if name in {"o6", "o7"} else obj
     obj = _tidy(obj)
     if access and obj:
-        obj = f"access {obj}"
+        obj = _tidy(f"access {obj}")
     if not obj or obj.lower() in {"that", "this", "it", "do that", "do this", "help with that", "help with this"}:
         return ""
     return obj
