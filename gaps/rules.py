@@ -81,7 +81,7 @@ _REFUSAL = re.compile(
         # "I don't have access to …", "I don't have a tool for …", "we don't support …"
         rf"\b{_SUBJECT}\s+(?:currently\s+|still\s+)?{_DONT}\s+(?:currently\s+|yet\s+)?"
         r"(?P<o3>(?:have\s+(?:any\s+)?(?:access|permission|permissions|a\s+way|any\s+way|the\s+ability|a\s+tool|any\s+tool|"
-        r"an\s+integration|any\s+integration|a\s+connection|the\s+rights|rights|information|any\s+information|"
+        r"(?:an?|any)\s+(?:[\w.-]+\s+){0,2}(?:integration|connection)|the\s+rights|rights|information|any\s+information|"
         r"the\s+tools?|tools?|data|any\s+data|visibility)"
         r"|support|offer|integrate|know\s+how\s+to)[^.!?;\n]*)",
         # "I have no way to …", "I have no access to …"
@@ -106,7 +106,7 @@ _REFUSAL = re.compile(
 _IDIOM_AFTER = re.compile(
     r"\s*(?:wait|thank|thanks|believe|agree|complain|imagine|stress|emphasi[sz]e|overstate|help\s+(?:but|feeling|thinking|smiling)|"
     r"tell\s+you\s+how|say\s+enough|recommend\s+\w+(?:\s+\w+)?\s+enough|praise|be\s+happier|be\s+more|"
-    r"get\s+enough|go\s+wrong|picture|let\s+go|stop\b|say\b|(?:have\s+done|do|live)\s+(?:it\s+)?without|take\s+(?:the\s+|any\s+)?credit|hurt|argue|remember\s+the\s+last|"
+    r"get\s+enough|go\s+wrong|picture|let\s+go|stop\b|say\b|(?:have\s+done|do|live)\s+(?:it\s+)?without|take\s+(?:the\s+|any\s+)?credit|be\s+of\s+(?:more|much|further|any\s+more)\s+help|hurt|argue|remember\s+the\s+last|"
     r"promise|guarantee|say\s+for\s+(?:sure|certain)|find|locate|see\s+any|spot\s+any|reproduce|"
     r"have\s+said\s+it\s+better|ask\s+for\s+(?:more|a\s+better))\b",
     re.IGNORECASE,
@@ -117,7 +117,7 @@ _CONDITION_BEFORE = re.compile(r"\b(?:if|unless|whether|in\s+case|when(?:ever)?|
 
 # A chosen rule, not a missing capability.
 _POLICY = re.compile(
-    r"\b(?:not\s+(?:allowed|permitted)|n[’']t\s+(?:allowed|permitted)|(?:our|my|company|privacy|security|data)\s+polic(?:y|ies)|"
+    r"\b(?:not\s+(?:allowed|permitted)|n[’']t\s+(?:allowed|permitted)|(?:our|my|the|company)\s+(?:[\w-]+\s+){0,2}polic(?:y|ies)|"
     r"for\s+(?:security|privacy|safety|compliance|legal)\s+reasons|against\s+(?:the\s+)?(?:rules|policy|policies)|"
     r"(?:I|we)\s+(?:won[’']t|will\s+not|must\s+not|mustn[’']t|shouldn[’']t|never)\s+(?:share|give\s+out|disclose|reveal|send)|"
     r"(?:share|disclose|reveal|give\s+out|read\s+out|send)\s+(?:\w+\s+){0,3}(?:passwords?|credentials|card\s+numbers?|social\s+security|ssn|pins?\b|"
@@ -224,11 +224,11 @@ _IMPERATIVE = re.compile(
     r"file|log|track|translate|write|draft|pull\s+up|buy|reserve|transcribe|play|join|record|notify|approve|migrate|rotate|grant)\b",
     re.IGNORECASE,
 )
-_SENTENCE = re.compile(r"[^.!?\n]+[.!?]*")
+# A sentence ends at . ! ? before a space or the end: "release 2.14.0" is one sentence.
+_SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?](?=[^\s.!?]))+[.!?]*")
 _TRAILING = re.compile(
-    r"(?:[\s,]+(?:please|pls|for\s+me|for\s+us|thanks|thank\s+you|thx|asap|if\s+(?:you\s+can|possible)|right\s+now|real\s+quick|quickly))+\s*$|"
-    r"[\s.!?,;:…]+$",
-    re.IGNORECASE,
+    r"(?i:[\s,]+(?:please|pls|for\s+me|for\s+us|thanks|thank\s+you|thx|asap|if\s+(?:you\s+can|possible)|right\s+now|real\s+quick|quickly))+\s*$|"
+    r"[\s.!?,;:…]+$|,\s+[A-Z][a-z]+$",
 )
 
 
@@ -242,16 +242,36 @@ class _Request:
 def _ask_in(text: str) -> str:
     """The clause of a message that asks for something, without the asking: "Hi! Could
     you please export my invoices as PDF?" → "export my invoices as PDF"."""
-    best = ""
+    imperative = bare = ""
     for sentence in _SENTENCE.findall(text):
-        sentence = _MENTION.sub("", sentence)
-        sentence = _GREETING.sub("", sentence).strip()
+        sentence = _MENTION.sub("", _GREETING.sub("", _MENTION.sub("", sentence))).strip()
         ask = _ASK.search(sentence)
         if ask:
             return _tidy(sentence[ask.end():])
-        if not best and _IMPERATIVE.match(sentence):
-            best = _tidy(sentence)
-    return best
+        if not imperative and _IMPERATIVE.match(sentence):
+            imperative = _tidy(sentence)
+        if not bare and _bare_imperative(sentence):
+            bare = _tidy(sentence)
+    return imperative or bare
+
+
+# Words a statement or a question starts with; an imperative starts with none of them.
+_NOT_A_VERB = frozenset("""
+i i'm i've i'd i'll im we we're our ours my me you you're your he she they it it's its this that these those there here the a
+an some any what what's why how when where who which whose is are was were do does did can could would will should has have
+had no yes not thanks thank ok okay sure great cool nice good fine hi hey hello sorry well so and but or also just
+""".split())
+
+
+def _bare_imperative(sentence: str) -> bool:
+    """A short sentence that starts with a word no statement starts with — "ship release
+    2.14.0 to prod", "rerun the failed job" — read as an imperative. Verbs outside
+    _IMPERATIVE's list are only guessed at this way, so it ranks below that list."""
+    words = sentence.split()
+    if not 2 <= len(words) <= 20 or sentence.rstrip().endswith("?"):
+        return False
+    first = words[0].casefold().replace("’", "'").strip(",:;!")
+    return first.isalpha() and first not in _NOT_A_VERB and not first.endswith(("ed", "ly"))
 
 
 def _question_in(text: str) -> str:
@@ -271,18 +291,24 @@ def _tidy(phrase: str) -> str:
     return phrase
 
 
+# How many of a person's latest turns are searched for the ask a refusal answers: the
+# agent may have asked for an email address or an order number in between.
+REQUEST_LOOKBACK = 3
+
+
 def _latest_request(turns: Sequence[Turn], before: int) -> _Request | None:
-    """The latest inbound turn before position `before`, and what it asks for."""
-    for turn in reversed(turns[:before]):
-        if turn.direction == "inbound":
-            return _Request(turn.id, _ask_in(turn.content), _question_in(turn.content))
-    return None
+    """The latest inbound turn before position `before` that asks for something (among
+    the last REQUEST_LOOKBACK), else the latest that asks a question, else the latest."""
+    inbound = [turn for turn in reversed(turns[:before]) if turn.direction == "inbound"][:REQUEST_LOOKBACK]
+    requests = [_Request(turn.id, _ask_in(turn.content), _question_in(turn.content)) for turn in inbound]
+    return next((r for r in requests if r.ask), None) or next((r for r in requests if r.question), None) or \
+        (requests[0] if requests else None)
 
 
 _OBJECT_LEAD = re.compile(
     r"^(?:have\s+(?:any\s+)?(?:a\s+way|any\s+way|the\s+ability|the\s+means|the\s+tools?|tools?|a\s+tool|any\s+tool|the\s+rights|rights|means|way)\s+(?:to|for)\s+|"
     r"have\s+(?:any\s+)?(?:access|permission|permissions|visibility)\s+(?:to|for|into|on)\s+|"
-    r"have\s+(?:an?\s+|any\s+)?(?:integration|connection)\s+(?:with|to|for)\s+|"
+    r"have\s+(?:an?\s+|any\s+)?(?:integration|connection)\s+(?:with|to|for)\s+|have\s+(?:an?\s+|any\s+)|"
     r"have\s+(?:any\s+)?(?:information|data)\s+(?:about|on|for)\s+|"
     r"(?:way|access|permission|tool|integration|ability|means|information)\s+(?:to|for|with|into|on|about)\s+|"
     r"(?:yet|currently|do|actually|really)\s+|know\s+how\s+to\s+|to\s+)",
@@ -378,9 +404,12 @@ _INSTEAD = re.compile(r"\binstead\b|\balternative(?:ly)?\b|\bworkaround\b|\bmanu
 
 def _fulfilled(turns: Sequence[Turn], position: int, span: tuple[int, int], description: str) -> bool:
     """Whether the agent does what it refused, after the refusal in the same turn or in a
-    later outbound turn: a take-back ("actually, I can …"), or a "done"/"here it is" that
-    names what was asked — not an offered alternative ("… instead")."""
-    wanted = set(_key_words(description))
+    later outbound turn: a take-back ("actually, I can …"), or a "done"/"here it is" in a
+    sentence that names what was asked — not an offered alternative ("… instead")."""
+    wanted = {word for word in _key_words(description) if not word.isdigit()}
+    # Half the request's words, and at least two when it has two: one shared word ("release")
+    # is too little to say the same thing was done.
+    needed = max(min(2, len(wanted)), (len(wanted) + 1) // 2)
     rest = turns[position].content[span[1]:]
     # When the refusal offers something else ("I can draft it for you"), a later "here it
     # is" delivers that, not what was refused: only a take-back counts then.
@@ -391,7 +420,9 @@ def _fulfilled(turns: Sequence[Turn], position: int, span: tuple[int, int], desc
             continue
         if _TAKE_BACK.search(text):
             return True
-        if not offered and _DONE.search(text) and wanted and len(wanted & set(_key_words(text))) >= max(1, len(wanted) // 2):
+        if not offered and wanted and any(
+            _DONE.search(sentence) and len(wanted & set(_key_words(sentence))) >= needed for sentence in _SENTENCE.findall(text)
+        ):
             return True
     return False
 
