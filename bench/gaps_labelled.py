@@ -27,8 +27,10 @@ Decisions the labels encode:
 - a tool error that a retry of the same tool made good is not a gap.
 
 `half`: "dev" conversations were written first and the rules were tuned against them;
-"held" conversations were written after the rules were frozen and never tuned on, so their
-figures are the honest ones."""
+"held" conversations were written after that first version was frozen and measured blind
+once (bench/RESULTS.md), then read to make the second version; "fresh" conversations were
+written after the second version was frozen and never tuned on, so their figures are the
+honest ones for the current rules."""
 
 from __future__ import annotations
 
@@ -380,5 +382,98 @@ CONVERSATIONS: list[dict] = [
         ("out", "Pal", "Of course. Here it is: 'Dear tenant, the water will be off on Monday from 9 to 12.'"),
         ("in", "Ivan", "Great. I couldn't have done it without you."),
         ("out", "Pal", "Any time!"),
+    ]},
+    # ---------------------------------------------------------------- fresh half
+    # Written after the second version of the rules was frozen (which had been tuned on the
+    # dev and held halves); never tuned on.
+    {"id": "fresh-support-export-excel", "kind": "support", "channel": "web", "half": "fresh", "turns": [
+        ("in", "Ahmed Karim", "Hello! I'd like all my invoices from last year in one PDF for the tax office."),
+        ("out", "Acme Help", "Hi Ahmed! Generating a combined PDF of invoices is not something I can do yet. You can print each invoice from the billing page to PDF in your browser.",
+         {"gap": "export-invoices-pdf", "category": "feature"}),
+        ("in", "Ahmed Karim", "All 48 of them, one by one? Seriously?"),
+        ("out", "Acme Help", "I know, I'm sorry. I've logged your request with the product team so you hear when bulk PDF export arrives."),
+    ]},
+    {"id": "fresh-support-delete-account", "kind": "support", "channel": "email", "half": "fresh", "turns": [
+        ("in", "Sven Olsen", "Delete my account and all my data, please. GDPR."),
+        ("out", "Acme Support", "Hello Sven, I've started the deletion. Your account and data will be erased within 30 days, and you'll receive a confirmation by email."),
+        ("in", "Sven Olsen", "Good. Can't say I'll miss the newsletter."),
+        ("out", "Acme Support", "Ha, understood! Take care."),
+    ]},
+    {"id": "fresh-support-card-number", "kind": "support", "channel": "web", "half": "fresh", "turns": [
+        ("in", "Rosa Jimenez", "Can you read me back the card number you have on file? I need it for my records."),
+        ("out", "Acme Help", "For your protection I never share full card numbers. I can tell you it's a Visa ending in 4417, expiring 08/27.",
+         {"policy": "share-card-number"}),
+        ("in", "Rosa Jimenez", "That's enough, thank you."),
+    ]},
+    {"id": "fresh-support-live-agent", "kind": "support", "channel": "web", "half": "fresh", "turns": [
+        ("in", "Gary Moore", "This bot is useless. I can't get a straight answer."),
+        ("out", "Acme Help", "I'm sorry it's been frustrating. What are you trying to do?"),
+        ("in", "Gary Moore", "Transfer me to a human agent."),
+        ("out", "Acme Help", "I can't transfer chats to a person at the moment; live support is only available by phone, 9 to 5, on +1 555 0100.",
+         {"gap": "handoff-to-human", "category": "feature"}),
+        ("in", "Gary Moore", "Whatever."),
+    ]},
+    {"id": "fresh-support-shopify-sync", "kind": "support", "channel": "slack", "half": "fresh", "turns": [
+        ("in", "store-ops", "@acme-bot could you sync our stock levels with Shopify every hour?"),
+        ("out", "acme-bot", "Syncing with Shopify isn't available to me — there's no Shopify connector in this workspace yet. An admin can install it from the Apps page.",
+         {"gap": "sync-shopify", "category": "integration"}),
+        ("in", "store-ops", "ok asking IT"),
+    ]},
+    {"id": "fresh-eng-k8s-logs", "kind": "engineering", "channel": "cli", "half": "fresh", "turns": [
+        ("in", "raj", "tail the logs of the payments pod in prod"),
+        ("out", "mnemo-cli", "kubectl failed: you need the prod kubeconfig, which this CLI doesn't have.",
+         {"gap": "read-production-logs", "category": "tool_error",
+          "metadata": {"tool_error": {"tool": "kubectl.logs", "error": "error: You must be logged in to the server (Unauthorized)"}}}),
+        ("in", "raj", "ok show me staging then"),
+        ("out", "mnemo-cli", "Streaming logs of payments-7c9f in staging…"),
+    ]},
+    {"id": "fresh-eng-code-review", "kind": "engineering", "channel": "slack", "half": "fresh", "turns": [
+        ("in", "eva.s", "devbot can you review PR #1201 and approve it if it looks fine?"),
+        ("out", "devbot", "I've reviewed #1201: two nits on naming, otherwise looks good. I'm not able to approve PRs, though — approvals have to come from a CODEOWNER.",
+         {"policy": "approve-pull-request"}),
+        ("in", "eva.s", "np, I'll approve"),
+        ("out", "devbot", "Thanks, I can't wait to see this one land, it removes 2k lines.", {"note": "idiom"}),
+    ]},
+    {"id": "fresh-eng-flamegraph", "kind": "engineering", "channel": "email", "half": "fresh", "turns": [
+        ("in", "Tomasz Nowak", "Hi, would you mind profiling the export endpoint and sending me a flamegraph?"),
+        ("out", "Eng Assistant", "Hi Tomasz, I don't have a profiler installed on the staging hosts, so I can't produce a flamegraph there. I ran the endpoint with timing logs instead: 78% of the time is in the PDF renderer.",
+         {"gap": "profile-endpoint", "category": "feature"}),
+        ("in", "Tomasz Nowak", "Useful anyway, thanks."),
+    ]},
+    {"id": "fresh-eng-translate-fulfilled", "kind": "engineering", "channel": "slack", "half": "fresh", "turns": [
+        ("in", "hiro.t", "devbot can you summarise the RFC in #design for me?"),
+        ("out", "devbot", "I cannot read #design, I haven't been invited to that channel."),
+        ("in", "hiro.t", "invited you now"),
+        ("out", "devbot", "Thanks, I'm in. Here is the summary of the RFC: move sessions to Redis, keep a 7-day TTL, and drop the sticky load balancer.",
+         {"note": "the refusal on turn 2 was fulfilled on turn 4"}),
+    ]},
+    {"id": "fresh-personal-flight-checkin", "kind": "personal", "channel": "web", "half": "fresh", "turns": [
+        ("in", "Lucia", "Check me in for my flight to Rome tomorrow."),
+        ("out", "Pal", "I'm unable to check in with airlines on your behalf. Check-in opens at 7:40, shall I remind you then?",
+         {"gap": "flight-check-in", "category": "integration"}),
+        ("in", "Lucia", "yes"),
+        ("out", "Pal", "Reminder set for 7:40."),
+        ("in", "Lucia", "you're the best, I can't believe how organised I am now"),
+    ]},
+    {"id": "fresh-personal-photos", "kind": "personal", "channel": "email", "half": "fresh", "turns": [
+        ("in", "Grace", "Pal, find the photos from my sister's wedding and make an album."),
+        ("out", "Pal", "I don't have access to your photo library, Grace. If you upload the pictures here I'll put the album together.",
+         {"gap": "access-photo-library", "category": "data_access"}),
+        ("in", "Grace", "Uploaded 64 photos."),
+        ("out", "Pal", "Here's the album 'Anna & Luca, June 2025', 64 photos in date order."),
+    ]},
+    {"id": "fresh-personal-calendar-4", "kind": "personal", "channel": "slack", "half": "fresh", "turns": [
+        ("in", "Nils", "when is my next meeting with Karen?"),
+        ("out", "Pal", "There's no way for me to check your calendar — it isn't connected. Last week you mentioned a call with Karen on Thursday at 3 pm.",
+         {"gap": "access-calendar", "category": "data_access"}),
+        ("in", "Nils", "right, thanks"),
+    ]},
+    {"id": "fresh-personal-small-talk", "kind": "personal", "channel": "web", "half": "fresh", "turns": [
+        ("in", "Tariq", "I can't sleep, too much coffee"),
+        ("out", "Pal", "Oh no! Maybe some herbal tea and no screens for a bit?"),
+        ("in", "Tariq", "can't hurt to try"),
+        ("out", "Pal", "Exactly. And I can't promise it works, but a short walk often helps too.", {"note": "hedge"}),
+        ("in", "Tariq", "haha ok. remind me to buy decaf tomorrow"),
+        ("out", "Pal", "Reminder set for tomorrow at 10:00: buy decaf."),
     ]},
 ]

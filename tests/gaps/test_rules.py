@@ -236,14 +236,16 @@ def test_a_need_key_ignores_word_order_and_case(words, rng):
 # --- the labelled set and purity ------------------------------------------------------------
 
 def test_detection_on_the_labelled_set_stays_above_its_measured_floor():
-    """bench/gaps.py measured gaps P 0.93 R 0.93 and policy P 1.00 R 0.83 (bench/RESULTS.md);
-    the floors leave a margin of about one conversation's worth, so a regression fails."""
+    """bench/gaps.py measured, over all 59 conversations, gaps P 0.94 R 0.94 (36 labelled)
+    and policy refusals P 1.00 R 0.88 (8 labelled) (bench/RESULTS.md). The floors sit about
+    three mistakes below for gaps and one for policy, so a regression fails and one new
+    harmless miss does not."""
     result = evaluate()
     gaps, policy = result["gaps"]["all"], result["policy"]["all"]
     assert gaps.tp / (gaps.tp + gaps.fp) >= 0.85
     assert gaps.tp / (gaps.tp + gaps.fn) >= 0.85
     assert policy.tp / (policy.tp + policy.fp) >= 0.80
-    assert policy.tp / (policy.tp + policy.fn) >= 0.65
+    assert policy.tp / (policy.tp + policy.fn) >= 0.70
 
 
 def test_the_rules_import_nothing_but_the_standard_library():
