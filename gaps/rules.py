@@ -146,7 +146,7 @@ def refusal_span(text: str) -> tuple[int, int] | None:
             continue
         if _CONDITION_BEFORE.search(text[max(0, start - 30):start]):
             continue
-        if _is_question(text, end):
+        if text[end:end + 1] == "?":  # "… you can't do that?" asks, it does not refuse
             continue
         stop = _CLAUSE_END.search(text, _object_start(match, start), end)
         if stop and stop.start() > start:
@@ -173,11 +173,6 @@ def _object_start(match: re.Match, default: int) -> int:
     if name in {"o6", "o7"}:
         return match.end(name)
     return match.start(name) if name else default
-
-
-def _is_question(text: str, end: int) -> bool:
-    following = text[end:end + 1]
-    return following == "?"
 
 
 _INTERJECTION = re.compile(
@@ -435,11 +430,17 @@ as at by with about via and or but please kindly pls just also maybe possibly re
 should may might be is are was were been am do does did have has had get got make sure able thanks thank hey hi hello
 there here so then again now today new one ones same other up out over them they what which when how whether if
 """.split())
-# Two words for one need; kept tiny, each pair seen in requests for the same thing.
-_IRREGULAR = {"download": "export", "downloading": "export", "format": "", "copy": "", "copies": "","sent": "send", "made": "make", "ran": "run", "built": "build", "written": "write", "wrote": "write",
-              "bought": "buy", "paid": "pay", "set": "set", "put": "put", "e-mail": "email", "emails": "email",
-              "emailing": "email", "emailed": "email", "pdfs": "pdf", "calender": "calendar", "data": "data",
-              "status": "status", "analysis": "analysis", "news": "news", "series": "series"}
+_IRREGULAR = {
+    # Two words for one need, each pair seen in requests for the same thing; kept tiny.
+    "download": "export", "downloading": "export",
+    # Words that say nothing about the need ("in PDF format", "copies of my invoices").
+    "format": "", "copy": "", "copies": "",
+    # Irregular verbs, spellings, and words the plural fold would break.
+    "sent": "send", "made": "make", "ran": "run", "built": "build", "written": "write", "wrote": "write",
+    "bought": "buy", "paid": "pay", "set": "set", "put": "put", "e-mail": "email", "emails": "email",
+    "emailing": "email", "emailed": "email", "pdfs": "pdf", "calender": "calendar", "data": "data",
+    "status": "status", "analysis": "analysis", "news": "news", "series": "series",
+}
 _WORD = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
 
 
