@@ -1,0 +1,200 @@
+"""Capability-gap detection (issue 18, gaps/rules.py): precision, recall and F1 on the
+labelled conversations of bench/gaps_labelled.py, and false positives on LoCoMo.
+
+    .venv/bin/python bench/gaps.py [--show]
+
+On the labelled set a finding is correct when it points at the labelled turn (its
+primary_id is a turn labelled `gap`, for gap.refusal and gap.tool_error; a turn labelled
+`policy`, for gap.policy). Gaps and policy refusals are scored apart: a policy refusal
+reported as a gap is a gap false positive (it would become a TODO), a gap reported as a
+policy is a gap miss. Figures per conversation kind, per half ("dev": the rules were tuned
+on it; "held": written after the rules were frozen) and overall. Same-need groups: the
+needs asked in two or more conversations, with the number of distinct need_key()s their
+correct findings get (1 is ideal) and whether their keys share at least half their words.
+
+LoCoMo (../shared/bench/locomo/locomo-dev.json, via bench/locomo_data.py): chats between
+two people, in which nobody asks an agent for anything, so every finding is a false
+positive. Each session is run twice, once with each speaker as the "agent" (outbound), so
+every turn is tested as an agent's turn once. Prints dia_ids, never the turns' text
+(`--show` prints the quotes, for looking at the rules' mistakes). Skipped cleanly when
+../shared/bench is absent. `--show` also prints the labelled set's misses and false
+positives with their descriptions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench import locomo_data  # noqa: E402  (needs the path above)
+from bench.gaps_labelled import CONVERSATIONS  # noqa: E402
+from gaps.rules import Finding, Turn, detect, need_key  # noqa: E402
+
+DIRECTIONS = {"in": "inbound", "out": "outbound", "sys": "system"}
+
+
+def labelled_turns(conversation: dict) -> tuple[list[Turn], dict[int, dict]]:
+    """The conversation as Turns (ids from 1) and each turn's labels by id."""
+    turns, labels = [], {}
+    for number, row in enumerate(conversation["turns"], start=1):
+        direction, speaker, content, *rest = row
+        label = rest[0] if rest else {}
+        turns.append(Turn(id=number, direction=DIRECTIONS[direction], speaker=speaker, content=content,
+                          channel=conversation["channel"], metadata=label.get("metadata", {})))
+        labels[number] = label
+    return turns, labels
+
+
+class Score:
+    def __init__(self) -> None:
+        self.tp = self.fp = self.fn = 0
+
+    def add(self, tp: int, fp: int, fn: int) -> None:
+        self.tp += tp
+        self.fp += fp
+        self.fn += fn
+
+    def line(self) -> str:
+        precision = self.tp / (self.tp + self.fp) if self.tp + self.fp else float("nan")
+        recall = self.tp / (self.tp + self.fn) if self.tp + self.fn else float("nan")
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        return f"P {precision:.2f}  R {recall:.2f}  F1 {f1:.2f}  (tp {self.tp}, fp {self.fp}, fn {self.fn})"
+
+
+def score_conversation(findings: list[Finding], labels: dict[int, dict], *, policy: bool) -> tuple[int, int, int, list]:
+    """(tp, fp, fn, mistakes) for gaps (policy=False) or policy refusals (policy=True)."""
+    key = "policy" if policy else "gap"
+    expected = {turn_id for turn_id, label in labels.items() if key in label}
+    found = {f.primary_id: f for f in findings if (f.rule == "gap.policy") == policy}
+    tp = len(expected & found.keys())
+    mistakes = [("fp", found[i]) for i in sorted(found.keys() - expected)] + [("fn", i) for i in sorted(expected - found.keys())]
+    return tp, len(found.keys() - expected), len(expected - found.keys()), mistakes
+
+
+def evaluate(conversations: list[dict] = CONVERSATIONS) -> dict:
+    """Scores of detect() on the labelled set: by kind, half and overall, for gaps and for
+    policy refusals; the correct gap findings by need; category agreement."""
+    gap_scores: dict[str, Score] = defaultdict(Score)
+    policy_scores: dict[str, Score] = defaultdict(Score)
+    by_need: dict[str, list[Finding]] = defaultdict(list)
+    categories = Counter()
+    mistakes = []
+    for conversation in conversations:
+        turns, labels = labelled_turns(conversation)
+        findings = detect(turns)
+        groups = ("all", f"kind:{conversation['kind']}", f"half:{conversation['half']}", f"channel:{conversation['channel']}")
+        gap = score_conversation(findings, labels, policy=False)
+        policy = score_conversation(findings, labels, policy=True)
+        for group in groups:
+            gap_scores[group].add(*gap[:3])
+            policy_scores[group].add(*policy[:3])
+        mistakes += [(conversation["id"], kind, what) for kind, what in gap[3] + policy[3]]
+        for finding in findings:
+            label = labels.get(finding.primary_id, {})
+            if finding.rule != "gap.policy" and "gap" in label:
+                by_need[label["gap"]].append(finding)
+                categories["agree" if label.get("category") == finding.category else "differ"] += 1
+    return {"gaps": gap_scores, "policy": policy_scores, "by_need": by_need, "categories": categories, "mistakes": mistakes}
+
+
+def need_groups(by_need: dict[str, list[Finding]]) -> list[tuple[str, int, int, bool]]:
+    """(need, correct findings, distinct keys, keys similar) for needs found twice or more;
+    similar: every pair of keys shares at least half the words of the shorter one."""
+    rows = []
+    for need, findings in sorted(by_need.items()):
+        if len(findings) < 2:
+            continue
+        keys = [set(need_key(f.description).split()) for f in findings]
+        similar = all(
+            len(a & b) * 2 >= min(len(a), len(b)) for i, a in enumerate(keys) for b in keys[i + 1:]
+        )
+        rows.append((need, len(findings), len({need_key(f.description) for f in findings}), similar))
+    return rows
+
+
+def locomo_false_positives(show: bool) -> None:
+    if not locomo_data.available():
+        print(f"\nLoCoMo data not found at {locomo_data.DATA}; skipped.")
+        return
+    samples = locomo_data.load()
+    findings_by_rule: Counter[str] = Counter()
+    where: list[str] = []
+    turns_tested = 0
+    started = time.perf_counter()
+    for sample in samples:
+        items = locomo_data.interactions(sample)
+        speakers = sorted({item["sender_name"] for item in items})
+        for agent in speakers:
+            turns = [Turn(id=n, direction="outbound" if item["sender_name"] == agent else "inbound",
+                          speaker=item["sender_name"], content=item["content"], channel="chat")
+                     for n, item in enumerate(items)]
+            turns_tested += sum(1 for t in turns if t.direction == "outbound")
+            for finding in detect(turns):
+                findings_by_rule[finding.rule] += 1
+                where.append(f"{sample['sample_id']}/{items[finding.primary_id]['external_id']}")
+                if show:
+                    print(f"  locomo {where[-1]}: {finding.rule} “{finding.quote}” → {finding.description!r}")
+    elapsed = time.perf_counter() - started
+    total = sum(findings_by_rule.values())
+    print(f"\nLoCoMo: {len(samples)} samples, {turns_tested} turns tested as the agent's")
+    print(f"findings (all false positives): {total} ({1000 * total / max(turns_tested, 1):.1f} per 1,000 turns)"
+          f" — {', '.join(f'{rule} {n}' for rule, n in sorted(findings_by_rule.items())) or 'none'}")
+    if where:
+        print(f"  at {', '.join(where[:30])}{' …' if len(where) > 30 else ''}")
+    print(f"detect() speed: {turns_tested * 2 / elapsed:,.0f} turns/s over both passes ({elapsed * 1000:.0f} ms)")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--show", action="store_true", help="print the mistakes and LoCoMo quotes")
+    args = parser.parse_args()
+
+    turn_count = sum(len(c["turns"]) for c in CONVERSATIONS)
+    gap_labels = sum(1 for c in CONVERSATIONS for row in c["turns"] if len(row) > 3 and "gap" in row[3])
+    policy_labels = sum(1 for c in CONVERSATIONS for row in c["turns"] if len(row) > 3 and "policy" in row[3])
+    halves = Counter(c["half"] for c in CONVERSATIONS)
+    print(f"labelled set: {len(CONVERSATIONS)} conversations ({', '.join(f'{h} {n}' for h, n in sorted(halves.items()))}),"
+          f" {turn_count} turns, {gap_labels} gap turns, {policy_labels} policy refusals")
+
+    result = evaluate()
+    for title, scores in (("gaps (gap.refusal + gap.tool_error)", result["gaps"]), ("policy refusals (gap.policy)", result["policy"])):
+        print(f"\n{title}:")
+        for group in sorted(scores, key=lambda g: (g != "all", g)):
+            print(f"  {group:<22} {scores[group].line()}")
+
+    categories = result["categories"]
+    print(f"\ncategory of the correct gap findings: {categories['agree']} agree with the label,"
+          f" {categories['differ']} differ")
+    groups = need_groups(result["by_need"])
+    print(f"same-need groups found twice or more: {len(groups)}")
+    for need, found, keys, similar in groups:
+        descriptions = "; ".join(sorted({f.description for f in result["by_need"][need]}))
+        print(f"  {need:<24} findings {found}, distinct keys {keys}, keys similar: {'yes' if similar else 'no'}"
+              + (f"  [{descriptions}]" if args.show else ""))
+    single = sum(1 for _, _, keys, _ in groups if keys == 1)
+    similar = sum(1 for _, _, _, s in groups if s)
+    print(f"  one key for the whole group: {single}/{len(groups)}; similar keys: {similar}/{len(groups)}")
+
+    if args.show:
+        print("\nmistakes on the labelled set:")
+        for conversation_id, kind, what in result["mistakes"]:
+            if isinstance(what, Finding):
+                print(f"  {conversation_id} turn {what.primary_id}: {kind} {what.rule} “{what.quote}” → {what.description!r}")
+            else:
+                print(f"  {conversation_id} turn {what}: {kind}")
+        print("\ndescriptions of the correct findings:")
+        for need, findings in sorted(result["by_need"].items()):
+            for f in findings:
+                print(f"  {need:<24} {f.category:<12} {f.description!r}  key={need_key(f.description)!r}")
+
+    locomo_false_positives(args.show)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
