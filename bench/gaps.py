@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench import locomo_data  # noqa: E402  (needs the path above)
 from bench.gaps_labelled import CONVERSATIONS  # noqa: E402
-from gaps.rules import Finding, Turn, detect, need_key  # noqa: E402
+from gaps.rules import Finding, Turn, detect, need_key, same_need_text  # noqa: E402
 
 DIRECTIONS = {"in": "inbound", "out": "outbound", "sys": "system"}
 
@@ -117,6 +117,47 @@ def need_groups(by_need: dict[str, list[Finding]]) -> list[tuple[str, int, int, 
     return rows
 
 
+def embedding_groups(by_need: dict[str, list[Finding]]) -> None:
+    """The app's dedup (gaps/services.py `_find_or_create`) replayed on the correct findings,
+    in labelled order: the same need_key joins a gap, else the nearest gap's first
+    description within the distance, else a new gap. Reports, per distance, how many gaps
+    the same-need groups end up in and how many gaps mix two needs (a false merge). The
+    app's default (MNEMO_GAP_SAME_NEED_DISTANCE) is the first distance; the others are
+    shown for context, not to pick one by this set."""
+    from core.providers.embeddings import SentenceTransformerEmbedder
+
+    findings = [(need, f) for need, group in sorted(by_need.items()) for f in group]
+    embedder = SentenceTransformerEmbedder()
+    for label, texts in (("the refusal (same_need_text: what the app embeds)",
+                          [same_need_text(f.description, f.quote) for _, f in findings]),
+                         ("the description (the request's words)", [f.description for _, f in findings])):
+        _replay(by_need, findings, embedder.embed(texts), label)
+
+
+def _replay(by_need, findings, vectors, label: str) -> None:
+    print(f"\nsame need by embedding of {label} ({len(findings)} correct findings, {len(by_need)} needs;"
+          f" all-MiniLM-L6-v2):")
+    for most in (0.25, 0.15, 0.35, 0.45):
+        gaps: list[tuple[str, list[float], list[str]]] = []  # (key, first vector, needs)
+        for (need, finding), vector in zip(findings, vectors):
+            key = need_key(finding.description)
+            target = next((g for g in gaps if g[0] == key), None)
+            if target is None:
+                near = [(1 - sum(a * b for a, b in zip(g[1], vector)), i) for i, g in enumerate(gaps)]
+                close = sorted(d for d in near if d[0] <= most)
+                target = gaps[close[0][1]] if close else None
+            if target is None:
+                gaps.append((key, vector, [need]))
+            else:
+                target[2].append(need)
+        repeated = [need for need, group in by_need.items() if len(group) >= 2]
+        spread = [sum(1 for g in gaps if need in g[2]) for need in repeated]
+        mixed = sum(1 for g in gaps if len(set(g[2])) > 1)
+        print(f"  distance ≤ {most:.2f}{' (default)' if most == 0.25 else ''}: {len(gaps)} gaps for {len(by_need)} needs;"
+              f" the {len(repeated)} needs asked twice or more land in one gap {sum(1 for s in spread if s == 1)} times"
+              f" (gaps per need {spread}); gaps mixing two needs: {mixed}")
+
+
 def locomo_false_positives(show: bool) -> None:
     if not locomo_data.available():
         print(f"\nLoCoMo data not found at {locomo_data.DATA}; skipped.")
@@ -152,6 +193,8 @@ def locomo_false_positives(show: bool) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--show", action="store_true", help="print the mistakes and LoCoMo quotes")
+    parser.add_argument("--embed", action="store_true",
+                        help="also group the correct findings as the app does: need key, then embedding distance")
     args = parser.parse_args()
 
     turn_count = sum(len(c["turns"]) for c in CONVERSATIONS)
@@ -192,6 +235,8 @@ def main() -> int:
             for f in findings:
                 print(f"  {need:<24} {f.category:<12} {f.description!r}  key={need_key(f.description)!r}")
 
+    if args.embed:
+        embedding_groups(result["by_need"])
     locomo_false_positives(args.show)
     return 0
 

@@ -586,3 +586,12 @@ def _tool_error_finding(turns: Sequence[Turn], position: int) -> Finding | None:
                    confidence=0.9 if asked else 0.7, primary_id=turn.id, supporting_ids=supporting,
                    quote=turn.content[span[0]:span[1]], span=span,
                    reason=f"a tool failed while the agent worked on this: {_tidy(what) or 'no error text'}")
+
+
+def same_need_text(description: str, quote: str = "") -> str:
+    """What two sightings of one need are compared by (their embeddings): the agent's own
+    refusal when there is one. People ask in their own words ("export them as PDF", "get
+    our invoices in PDF format"), but one agent names what it cannot do in its own, steadier
+    vocabulary ("I can't export invoices as PDF"): on the labelled set the refusals of one
+    need lie nearer each other than the requests do (bench/gaps.py --embed)."""
+    return quote.strip() or description

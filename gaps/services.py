@@ -94,7 +94,7 @@ def interactions_prepare_gaps(interactions: Sequence) -> GapDrafts:
                 primary_id=primary.pk, supporting_ids=tuple(finding.supporting_ids), quote=finding.quote,
                 span=tuple(finding.span), occurred_at=primary.occurred_at,
             ))
-    texts = list(dict.fromkeys(o.description for o in drafts.occurrences))
+    texts = list(dict.fromkeys(rules.same_need_text(o.description, o.quote) for o in drafts.occurrences))
     if texts:
         drafts.vectors = dict(zip(texts, get_embedder().embed(texts)))
     return drafts
@@ -108,7 +108,8 @@ def interactions_write_gaps(interactions: Sequence, drafts: GapDrafts | None) ->
     alive = {i.pk for i in interactions}
     for occurrence in drafts.occurrences:
         if occurrence.primary_id in alive:
-            _record(occurrence, drafts.vectors.get(occurrence.description), actor=SYSTEM)
+            _record(occurrence, drafts.vectors.get(rules.same_need_text(occurrence.description, occurrence.quote)),
+                    actor=SYSTEM)
 
 
 # --- recording an occurrence -------------------------------------------------------------------
@@ -268,10 +269,15 @@ def gaps_embed_pending(*, limit: int = 200) -> int:
     pending = list(CapabilityGap.objects.filter(embedding__isnull=True).order_by("pk")[:limit])
     if not pending:
         return 0
-    vectors = get_embedder().embed([gap.description for gap in pending])
+    vectors = get_embedder().embed([_first_sighting_text(gap) for gap in pending])
     for gap, vector in zip(pending, vectors):
         _embed_one(gap.pk, vector)
     return len(pending)
+
+
+def _first_sighting_text(gap: CapabilityGap) -> str:
+    first = GapEvidence.objects.filter(gap=gap, relevance=GapRelevance.PRIMARY).order_by("occurred_at", "pk").first()
+    return rules.same_need_text(gap.description, first.quote if first and first.rule != "gap.reported" else "")
 
 
 @retry_on_conflict
