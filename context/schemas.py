@@ -74,6 +74,7 @@ class SectionOut(Schema):
 
 
 class WarningOut(Schema):
+    kind: Literal["censor", "gap"] = Field("censor", description="a censor memory, or an open capability gap near the query")
     id: int
     text: str
     score: float

@@ -35,6 +35,7 @@ from core.search import MEMORY_TYPES, Filters, Hit
 from core.services import Actor
 from entities.search import entities_named
 from entities.selectors import facts_of
+from gaps import selectors as gap_selectors
 from memory import selectors as memory_selectors
 from memory import timeexpr
 
@@ -174,6 +175,7 @@ class Ranking:
     scored: list[tuple[Hit, scoring.Scored]]  # every candidate, best first (no cut)
     entity_ids: list[int]  # the entities the query is about: named in it, or asked for
     meanwhile: object = None  # what the caller's `meanwhile` returned
+    query_vector: Callable[[], list[float]] | None = None  # the query's embedding (made once)
 
     def items(self, *, every: bool = False) -> Iterator[Item]:
         """The candidates as items with their score breakdown, best first, each made when it
@@ -233,7 +235,7 @@ def ranked(request: RecallRequest, *, meanwhile: Callable[[list[int]], object] |
                          concept_links=links)
     # The tail keeps its first scores: nothing about them changed.
     return Ranking([(by_key[s.candidate.key], s) for s in (*head, *first[CONCEPT_DEPTH:])], entity_ids,
-                   found.get("meanwhile"))
+                   found.get("meanwhile"), embedding)
 
 
 def _time_range(query: str, now: datetime):
@@ -340,8 +342,18 @@ def _working_items(workspace_id: int, session: str | None) -> list[Item]:
 
 
 def _censor_warnings(ranked_items: list[Item]) -> list[dict]:
-    return [{"id": i.id, "text": i.text, "score": round(i.score, 4)} for i in ranked_items
+    return [{"kind": "censor", "id": i.id, "text": i.text, "score": round(i.score, 4)} for i in ranked_items
             if i.kind == "memory" and i.type == "censor" and i.score >= settings.MNEMO_PACK_CENSOR_MIN_SCORE]
+
+
+def _gap_warnings(workspace_id: int, ranking: Ranking) -> list[dict]:
+    """Open capability gaps near the query (issue 18): the agent can say it cannot do that
+    yet instead of trying. Uses the query's embedding the ranking made already."""
+    near = gap_selectors.open_gaps_near(workspace_id=workspace_id, vector=ranking.query_vector(),
+                                        max_distance=settings.MNEMO_PACK_GAP_MAX_DISTANCE)
+    return [{"kind": "gap", "id": gap.pk, "score": round(1 - distance, 4),
+             "text": f"Known gap: the agents cannot yet {gap.description[:1].lower()}{gap.description[1:]} "
+                     f"(asked {gap.frequency} time{'s' if gap.frequency != 1 else ''})"} for gap, distance in near]
 
 
 def context_pack(request: PackRequest, *, actor: Actor) -> PackLog:
@@ -381,7 +393,7 @@ def context_pack(request: PackRequest, *, actor: Actor) -> PackLog:
                              additive=getattr(counter, "is_additive", lambda _: False)(packing.SEPARATOR))
     except ValueError as exc:
         raise ValidationError({"budgets": str(exc)}) from None
-    warnings = _censor_warnings(all_ranked)
+    warnings = _censor_warnings(all_ranked) + _gap_warnings(request.workspace_id, ranking)
     log = PackLog.objects.create(
         workspace_id=request.workspace_id, api_key=actor.api_key, actor_label=actor.label[:200], query=request.query,
         params=_params(request), as_of=request.as_of, budget_tokens=request.budget_tokens,

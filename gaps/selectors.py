@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from django.db import connection
 from django.db.models import Count, QuerySet
 from django.db.models.functions import TruncDate
 from django.utils import timezone
+from pgvector import Vector
 
 from core.models import Workspace
 from gaps.models import CapabilityGap, GapEvidence, GapRelevance, GapStatus
@@ -66,3 +68,16 @@ def todo_count(workspace: Workspace) -> int:
 
 def unembedded_count(workspace: Workspace) -> int:
     return CapabilityGap.objects.filter(workspace=workspace, embedding__isnull=True).count()
+
+
+def open_gaps_near(*, workspace_id: int, vector, max_distance: float, limit: int = 3) -> list[tuple[CapabilityGap, float]]:
+    """Open gaps whose need lies within `max_distance` of `vector` (a query's embedding),
+    nearest first: among the HNSW index's 10 nearest gaps, so bounded at any size."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT id, embedding <=> %s::vector FROM gaps_capabilitygap WHERE workspace_id = %s "
+            "AND embedding IS NOT NULL ORDER BY embedding <=> %s::vector LIMIT 10",
+            [Vector(vector).to_text(), workspace_id, Vector(vector).to_text()])
+        near = {pk: distance for pk, distance in cursor.fetchall() if distance <= max_distance}
+    gaps = {g.pk: g for g in CapabilityGap.objects.filter(pk__in=near, status__in=OPEN)}
+    return sorted(((gaps[pk], d) for pk, d in near.items() if pk in gaps), key=lambda pair: pair[1])[:limit]

@@ -119,6 +119,8 @@ MNEMO_CLAIM_LEASE_SECONDS = env_float("MNEMO_CLAIM_LEASE_SECONDS", 300.0)
 # one need said in other words.
 MNEMO_GAP_TODO_THRESHOLD = int(os.environ.get("MNEMO_GAP_TODO_THRESHOLD", "3"))
 MNEMO_GAP_SAME_NEED_DISTANCE = env_float("MNEMO_GAP_SAME_NEED_DISTANCE", 0.25)
+# A pack warns of an open gap whose need lies this close to the query (cosine distance).
+MNEMO_PACK_GAP_MAX_DISTANCE = env_float("MNEMO_PACK_GAP_MAX_DISTANCE", 0.45)
 # An issue tracker for capability-gap TODOs (trackers/): off unless a kind is set. The
 # token comes from the environment only, never the database (it is a credential).
 MNEMO_TRACKER_KIND = os.environ.get("MNEMO_TRACKER_KIND", "")  # "github" | "gitlab" | ""

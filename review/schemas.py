@@ -7,8 +7,9 @@ from pydantic import ConfigDict, Field
 from core.input_types import Hours, Id
 from core.safe_text import SafeContent, SafeStr
 
+# Every layer's review kinds (review.registry; tests/review/test_api.py checks they agree).
 KindName = Literal["memory", "conflict", "graduation", "low_effectiveness", "entity", "relationship", "profile_value",
-                   "identity_link"]
+                   "identity_link", "gap"]
 StatusName = Literal["pending", "approved", "rejected", "withdrawn"]
 
 

@@ -250,3 +250,35 @@ def test_a_tracker_that_refuses_leaves_the_todo_in_the_list(api, workspace, trac
     row = CapabilityGap.objects.get(pk=gap["id"])
     assert row.issue_number is None and row.todo_ref == f"todo:{row.pk}"  # still in the built-in list
     assert tracker.github == {}
+
+
+def test_a_new_gap_waits_once_in_the_review_queue_and_its_decisions_drive_the_gap(api, workspace):
+    pair = log_exchange(api, *ASKED_THREE_WAYS[0], thread="t", at=T0)
+    process(pair)
+    gap = CapabilityGap.objects.get(workspace=workspace)
+    [item] = api.get("/candidates", kind="gap").json()["items"]
+    assert item["target_id"] == gap.pk and "Capability gap:" in item["text"]
+    assert item["source_interaction_id"] == pair[1]  # the refusal, its span marked in the queue
+    assert api.post(f"/candidates/{item['id']}/promote", {"note": "real"}).status_code == 200
+    gap.refresh_from_db()
+    assert gap.confirmed and gap.status == "detected"
+
+    other = api.post("/gaps", {"description": "Translate replies into Finnish"}).json()
+    [item] = [i for i in api.get("/candidates", kind="gap").json()["items"] if i["target_id"] == other["id"]]
+    assert api.post(f"/candidates/{item['id']}/reject", {"note": "not our market"}).status_code == 200
+    dismissed = CapabilityGap.objects.get(pk=other["id"])
+    assert dismissed.status == "wont_fix" and dismissed.reason == "not our market"
+
+
+def test_a_pack_warns_of_an_open_gap_near_the_query_and_not_of_others(api, workspace):
+    for n, (channel, person, request, answer) in enumerate(ASKED_THREE_WAYS):
+        process(log_exchange(api, channel, person, request, answer, thread=f"t{n}", at=T0 + timedelta(days=n)))
+    gap = CapabilityGap.objects.get(workspace=workspace)
+    pack = api.post("/context", {"query": "Could you export the invoices as a PDF?", "budget_tokens": 600}).json()
+    [warning] = [w for w in pack["warnings"] if w["kind"] == "gap"]
+    assert warning["id"] == gap.pk and "cannot yet" in warning["text"] and "3 times" in warning["text"]
+    unrelated = api.post("/context", {"query": "What is Priya's favourite hiking trail?", "budget_tokens": 600}).json()
+    assert not [w for w in unrelated["warnings"] if w["kind"] == "gap"]
+    api.post(f"/gaps/{gap.pk}/transition", {"action": "resolve", "reason": "shipped"})
+    solved = api.post("/context", {"query": "Could you export the invoices as a PDF?", "budget_tokens": 600}).json()
+    assert not [w for w in solved["warnings"] if w["kind"] == "gap"]  # only open gaps warn

@@ -329,3 +329,12 @@ def test_merging_or_graduating_outside_the_queue_withdraws_the_items(api, target
     graduation = targets["graduation"]
     assert api.post(f"/memories/{graduation.memory_id}/graduate").status_code == 201
     assert ReviewItem.objects.get(kind="graduation", target_id=graduation.pk).status == "withdrawn"
+
+
+def test_the_kind_filter_names_every_layers_kind():
+    from typing import get_args
+
+    from review.registry import kinds
+    from review.schemas import KindName
+
+    assert set(get_args(KindName)) == set(kinds())
