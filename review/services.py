@@ -29,7 +29,7 @@ from core.services import SYSTEM, Actor, audit_record, audit_record_many
 from review.claims import OpenClaim, claim_join
 from review.models import Claim, ClaimStatus, Decision, ReviewItem, ReviewStatus
 from review.registry import Gone, kind_get
-from webhooks.services import webhooks_emit_many
+from webhooks.services import deliveries_erase, webhooks_emit_many
 
 ACTIONS = ("approve", "reject", "merge", "both")
 # The item a decision is applying right now: a handler's own service may withdraw "any
@@ -587,6 +587,7 @@ def review_items_erase(entity, interaction_ids: list[int]) -> dict[str, int]:
         alive = kind.alive(list(set(targets.values())))
         doomed |= {pk for pk, target in targets.items() if target not in alive}
     claims = set(ReviewItem.objects.filter(pk__in=doomed).values_list("claim_id", flat=True)) - {None}
+    deliveries_erase(workspace_id=entity.workspace_id, key="item_id", ids=doomed)  # review.decided copies
     removed = ReviewItem.objects.filter(pk__in=doomed).delete()[1].get(ReviewItem._meta.label, 0)
     # A claim's label quotes its first facet: it goes with its last one.
     Claim.objects.filter(pk__in=claims).exclude(Exists(ReviewItem.objects.filter(claim=OuterRef("pk")))).delete()

@@ -155,6 +155,21 @@ def webhooks_emit_many(*, workspace_id: int, event: str, data: list[dict]) -> li
                 _deliveries(endpoints, event=event, workspace_slug=endpoints[0].workspace.slug, data=item)]
 
 
+def deliveries_erase(*, workspace_id: int, key: str, ids) -> int:
+    """Part of an entity's erasure (the erasers of the apps whose rows a payload copied
+    call it with the ids they remove): deliveries whose `data[key]` is one of `ids` keep
+    their envelope, and their data becomes {"erased": true}; a pending one is not sent.
+    Returns how many."""
+    rows = list(WebhookDelivery.objects.filter(endpoint__workspace_id=workspace_id,
+                                               **{f"payload__data__{key}__in": list(ids)}).only("pk", "payload", "status"))
+    for row in rows:
+        row.payload = {**row.payload, "data": {"erased": True}}
+        if row.status == DeliveryStatus.PENDING:
+            row.status, row.last_error = DeliveryStatus.FAILED, "Its data was erased."
+    WebhookDelivery.objects.bulk_update(rows, ["payload", "status", "last_error"])
+    return len(rows)
+
+
 @transaction.atomic
 def webhook_ping(*, endpoint: WebhookEndpoint, actor: Actor = SYSTEM) -> WebhookDelivery:
     """A `webhook.ping` to this endpoint alone, whatever it subscribes to."""
