@@ -243,3 +243,15 @@ def test_lost_deliveries_are_found_once_a_minute_late(make_endpoint):
     WebhookDelivery.objects.filter(pk=recent).update(next_attempt_at=timezone.now() - timedelta(seconds=20))
     assert deliveries_requeue_lost() == [late]
     assert deliveries_requeue_lost() == []  # made due now: the next sweep waits for its task
+
+
+def test_the_sweep_is_on_the_beat_schedule_and_enqueues_the_lost(make_endpoint, monkeypatch):
+    from mnemo.celery import app
+    from webhooks import tasks
+
+    assert app.conf.beat_schedule["webhooks-requeue-lost"]["task"] == tasks.requeue_lost.name
+    late = _emit(make_endpoint())
+    WebhookDelivery.objects.filter(pk=late).update(next_attempt_at=timezone.now() - timedelta(minutes=5))
+    sent = []
+    monkeypatch.setattr(tasks.deliver, "delay", sent.append)
+    assert tasks.requeue_lost() == 1 and sent == [late]

@@ -49,6 +49,7 @@ def test_a_viewer_and_a_reviewer_are_forbidden(client, viewer, teammate, page, w
     for user in (viewer, teammate):
         client.force_login(user)
         assert client.get(page).status_code == 403
+        assert f'href="{page}"' not in client.get(reverse("home", kwargs={"slug": workspace.slug})).content.decode()
         assert client.post(_act(workspace, endpoint, "delete")).status_code == 403
     assert WebhookEndpoint.objects.filter(pk=endpoint.pk).exists()
 
