@@ -1,5 +1,7 @@
 """Writes for webhooks: endpoints (create, update, delete, rotate the secret), events
-(`webhooks_emit`, which any app calls after its own write), a ping, and replays.
+(`webhooks_emit`, which any app calls inside the transaction of the write it announces),
+a ping, replays, and the erasure hook. One attempt at sending is webhooks.delivery's
+`delivery_attempt` (re-exported here), which the task calls.
 
 Every endpoint write is atomic and audited. Deliveries are created in the caller's
 transaction and their tasks enqueued once it commits (robust: a broker that is down is
@@ -17,12 +19,12 @@ from django.db.models import Q
 from django.utils import timezone
 
 from core.errors import Conflict
+from core.models import Workspace
 from core.redaction import redact_all
 from core.safe_text import refuse_secrets
 from core.services import SYSTEM, Actor, audit_record
-from core.models import Workspace
 from webhooks import events, policy
-from webhooks.delivery import delivery_attempt  # noqa: F401 - a service like the others (webhooks.tasks calls it)
+from webhooks.delivery import delivery_attempt  # noqa: F401 - re-exported: a service like the others
 from webhooks.models import DeliveryStatus, WebhookDelivery, WebhookEndpoint
 from webhooks.tasks import deliver
 
