@@ -8,13 +8,14 @@ from core import privacy
 TEXT_FIELDS = {"content", "text", "sender_name", "channel_id", "thread", "metadata", "topic", "status_reason"}
 
 
-def _all_strings(value: Any) -> Any:
+def redact_all(value: Any) -> Any:
+    """Redact every string in a JSON-like value (webhook payloads: all of it leaves Mnemo)."""
     if isinstance(value, str):
         return privacy.redact(value)
     if isinstance(value, list):
-        return [_all_strings(v) for v in value]
+        return [redact_all(v) for v in value]
     if isinstance(value, dict):
-        return {k: _all_strings(v) for k, v in value.items()}
+        return {k: redact_all(v) for k, v in value.items()}
     return value
 
 
@@ -23,5 +24,5 @@ def redact_answer(value: Any) -> Any:
     if isinstance(value, list):
         return [redact_answer(v) for v in value]
     if isinstance(value, dict):
-        return {k: (_all_strings(v) if k in TEXT_FIELDS else redact_answer(v)) for k, v in value.items()}
+        return {k: (redact_all(v) if k in TEXT_FIELDS else redact_answer(v)) for k, v in value.items()}
     return value

@@ -29,6 +29,7 @@ from core.services import SYSTEM, Actor, audit_record
 from gaps import rules, sinks
 from gaps.models import CapabilityGap, GapEvidence, GapPolicy, GapRelevance, GapStatus
 from review.services import review_open
+from webhooks.services import webhooks_emit
 
 # Two descriptions whose embeddings are this close (cosine distance) name the same need
 # ("export invoices as PDF" / "download my invoices in PDF format"); the need key catches the
@@ -210,6 +211,18 @@ def _todo(gap: CapabilityGap, workspace: Workspace, actor: Actor) -> None:
                  data={"frequency": gap.frequency, "threshold": threshold_for(gap.workspace_id), "todo": gap.todo_ref})
     if sinks.tracker_config() is not None and not gap.issue_number:
         transaction.on_commit(lambda pk=gap.pk: _enqueue("open_issue", pk), robust=True)
+    webhooks_emit(workspace_id=gap.workspace_id, event="gap.todo_created", data=_event_data(gap))
+
+
+def _event_data(gap: CapabilityGap) -> dict:
+    """What a webhook says of a gap: the need and its counts, and the interactions behind it
+    by id only (a receiver asks the API for more, with its own key)."""
+    evidence = list(GapEvidence.objects.filter(gap=gap, relevance=GapRelevance.PRIMARY)
+                    .order_by("occurred_at", "pk").values_list("interaction_id", "occurred_at")[:100])
+    return {"gap": gap.pk, "description": gap.description, "category": gap.category, "frequency": gap.frequency,
+            "status": gap.status, "todo": gap.todo_ref, "regression": gap.regression, "reason": gap.reason,
+            "first_seen": gap.first_seen.isoformat(), "last_seen": gap.last_seen.isoformat(),
+            "evidence": [{"interaction_id": pk, "occurred_at": at.isoformat()} for pk, at in evidence]}
 
 
 def _enqueue(task: str, *args) -> None:
@@ -342,6 +355,8 @@ def gap_transition(*, gap: CapabilityGap, action: str, actor: Actor, reason: str
         _sync_issue(gap, open=True, note="Reopened in Mnemo.")
     _decided(gap, actor)
     gap.save()
+    if action == "resolve":
+        webhooks_emit(workspace_id=gap.workspace_id, event="gap.resolved", data=_event_data(gap))
     audit_record(workspace=Workspace.objects.get(pk=gap.workspace_id), actor=actor, verb=f"gap.{action}", target=gap,
                  data={"from": previous, "to": gap.status, "reason": gap.reason if action in ("dismiss", "resolve") else ""})
     if gap.status == GapStatus.DETECTED and gap.frequency >= threshold_for(gap.workspace_id):

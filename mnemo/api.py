@@ -25,6 +25,7 @@ from memory.api import router as memory_router
 from context.api import router as context_router
 from review.api import router as review_router
 from gaps.api import router as gaps_router
+from webhooks.api import router as webhooks_router
 from core.auth import MissingScope
 from core.concurrency import is_retryable_conflict
 from core.errors import ApiError, error_response
@@ -256,3 +257,4 @@ api.add_router("/", memory_router)
 api.add_router("/", context_router)
 api.add_router("/", review_router)
 api.add_router("/", gaps_router)
+api.add_router("/", webhooks_router)

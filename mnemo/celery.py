@@ -53,6 +53,10 @@ app.conf.beat_schedule = {
     # A minute keeps "the same need in other words" folded soon without polling for nothing.
     "gaps-embed-pending": {"task": "gaps.embed_gaps", "schedule": 60.0},
     "memory-flush-episodes": {"task": "memory.flush_episodes", "schedule": 120.0},
+    # Each webhook delivery has its own task (and its retries their own); this sends the
+    # ones whose task was lost, once they are a minute late: a receiver hears of an event
+    # within about two minutes even then, and the sweep is one indexed query.
+    "webhooks-requeue-lost": {"task": "webhooks.requeue_lost", "schedule": 60.0},
 }
 
 app.autodiscover_tasks()

@@ -98,6 +98,7 @@ INSTALLED_APPS = [
     "context",
     "review",
     "gaps",
+    "webhooks",
 ]
 
 # The derivation pipeline, in order (core/layers.py says what a layer is and what the
@@ -319,6 +320,14 @@ MNEMO_MAX_BATCH_ITEMS = 1000
 MNEMO_PROCESS_DELAY_SECONDS = env_float("MNEMO_PROCESS_DELAY_SECONDS", 0.25)
 # A summary looks at this many new turns at most (plus the summary it supersedes).
 MNEMO_SUMMARY_MAX_TURNS = 400
+
+# --- Webhooks (README, "Webhooks") -------------------------------------------------------
+# Attempts per delivery; between them base·2^(n-1) seconds (capped, jittered), or the
+# receiver's Retry-After. Defaults: 8 attempts over roughly 30 to 60 minutes.
+MNEMO_WEBHOOK_MAX_ATTEMPTS = int(os.environ.get("MNEMO_WEBHOOK_MAX_ATTEMPTS", "8"))
+MNEMO_WEBHOOK_BACKOFF_SECONDS = env_float("MNEMO_WEBHOOK_BACKOFF_SECONDS", 30.0)
+MNEMO_WEBHOOK_BACKOFF_CAP_SECONDS = 3600.0
+MNEMO_WEBHOOK_TIMEOUT_SECONDS = env_float("MNEMO_WEBHOOK_TIMEOUT_SECONDS", 10.0)
 
 # --- Logging: one JSON object per line, with the request id -------------------------------
 LOG_LEVEL = os.environ.get("LOG_LEVEL", "INFO")

@@ -15,6 +15,7 @@ urlpatterns = [
     path("w/<slug:slug>/inspector/", include("context.urls")),
     path("w/<slug:slug>/review/", include("review.urls")),
     path("w/<slug:slug>/gaps/", include("gaps.urls")),
+    path("w/<slug:slug>/webhooks/", include("webhooks.urls")),
     path("", include("core.urls")),
 ]
 

@@ -29,6 +29,7 @@ from core.services import SYSTEM, Actor, audit_record, audit_record_many
 from review.claims import OpenClaim, claim_join
 from review.models import Claim, ClaimStatus, Decision, ReviewItem, ReviewStatus
 from review.registry import Gone, kind_get
+from webhooks.services import deliveries_erase, webhooks_emit_many
 
 ACTIONS = ("approve", "reject", "merge", "both")
 # The item a decision is applying right now: a handler's own service may withdraw "any
@@ -258,6 +259,7 @@ def _apply(item: ReviewItem, *, actor: Actor, action: str, note: str, changes: d
     item.save(update_fields=DECIDED_FIELDS)
     audit_record(workspace=item.workspace, actor=actor, verb=f"review.{decision}", target=item,
                  data=_decision_data(item, changes))
+    _announce([item])
 
 
 DECIDED_FIELDS = ["status", "decision", "result", "decided_by", "decided_label", "decided_at", "note"]
@@ -275,6 +277,16 @@ def _decision_data(item: ReviewItem, changes: dict) -> dict:
             "prompt_version": item.prompt_version, "confidence": item.confidence, "outcome": item.status,
             "changed": sorted(changes), "note": item.note, "result": item.result,
             "age_seconds": int((item.decided_at - item.created_at).total_seconds())}
+
+
+def _announce(items: list[ReviewItem]) -> None:
+    """review.decided for each item: delivered once the decision commits (an item whose
+    savepoint rolls back takes its deliveries with it)."""
+    webhooks_emit_many(workspace_id=items[0].workspace_id, event="review.decided", data=[
+        {"item_id": item.pk, "kind": item.kind, "target_id": item.target_id, "type": item.item_type,
+         "text": item.text, "decision": item.decision, "status": item.status, "result": item.result,
+         "note": item.note, "decided_by": item.decided_label,
+         "decided_at": item.decided_at.isoformat() if item.decided_at else None} for item in items])
 
 
 @retry_on_conflict
@@ -391,6 +403,7 @@ def _decide_set(group: list[ReviewItem], *, actor: Actor, approve: bool, note: s
                        [[item.pk for item in done], [json.dumps(item.result) for item in done]])
     audit_record_many(workspace=workspace, actor=actor, verb=f"review.{decision}",
                       rows=[(item, _decision_data(item, {})) for item in done])
+    _announce(done)
     return done
 
 
@@ -574,6 +587,7 @@ def review_items_erase(entity, interaction_ids: list[int]) -> dict[str, int]:
         alive = kind.alive(list(set(targets.values())))
         doomed |= {pk for pk, target in targets.items() if target not in alive}
     claims = set(ReviewItem.objects.filter(pk__in=doomed).values_list("claim_id", flat=True)) - {None}
+    deliveries_erase(workspace_id=entity.workspace_id, key="item_id", ids=doomed)  # review.decided copies
     removed = ReviewItem.objects.filter(pk__in=doomed).delete()[1].get(ReviewItem._meta.label, 0)
     # A claim's label quotes its first facet: it goes with its last one.
     Claim.objects.filter(pk__in=claims).exclude(Exists(ReviewItem.objects.filter(claim=OuterRef("pk")))).delete()

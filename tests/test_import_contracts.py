@@ -16,8 +16,9 @@ import grimp
 
 ROOT = Path(__file__).resolve().parents[1]
 LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
-# The layering the team agreed (a higher one may import a lower one, never the reverse).
-LAYERS = ["mnemo", "context", "gaps", "memory", "conversations", "entities", "review", "core"]
+# The layering the team agreed (a higher one may import a lower one, never the reverse);
+# webhooks (issue 18) sits under every app that announces an event.
+LAYERS = ["mnemo", "context", "gaps", "memory", "conversations", "entities", "review", "webhooks", "core"]
 
 
 def _contracts() -> dict[str, dict]:

@@ -33,6 +33,7 @@ from entities.models import (
     ProfileValue,
     Relationship,
 )
+from webhooks.services import webhooks_emit
 
 def _deleted(queryset) -> int:
     return queryset.delete()[1].get(queryset.model._meta.label, 0)
@@ -91,6 +92,9 @@ def entity_erase(*, entity: Entity, actor: Actor = SYSTEM) -> dict[str, int]:
     )
     audit_record(workspace=workspace, actor=actor, verb="entity.erase",
                  data={"erasure": erasure_id, "receipt": receipt})
+    # The id and the counts only: nothing of what was erased leaves Mnemo.
+    webhooks_emit(workspace_id=workspace.pk, event="entity.erased",
+                  data={"entity_id": entity_pk, "erasure": erasure_id, "receipt": receipt})
     # The deleted and overwritten row versions stay in the table files until a VACUUM,
     # which cannot run in this transaction: the worker runs it once this commits. Robust: a
     # broker that is down must not turn a committed erasure into an error; Django logs the

@@ -46,6 +46,7 @@ from memory.models import (
     MemoryType,
     TrustPolicy,
 )
+from webhooks.services import webhooks_emit_many
 
 logger = logging.getLogger("mnemo.memory")
 
@@ -379,6 +380,7 @@ def memory_store(*, workspace_id: int, draft: Draft, actor: Actor = SYSTEM, embe
         audit_record(workspace=workspace, actor=SYSTEM, verb="memory.auto_approve", target=memory, data={
             "policy": _policy_dict(policy), "rule": memory.rule, "source": memory.source,
             "prompt_version": memory.prompt_version, "kind": "memory"})
+        _announce_active([memory], reason="auto_approved")
     else:
         from review.services import review_open
 
@@ -470,6 +472,15 @@ def _locked(memory: Memory) -> Memory:
             .defer("embedding", "search").get(pk=memory.pk))
 
 
+def _announce_active(memories: list[Memory], *, reason: str) -> None:
+    """memory.activated, sent once the caller's transaction commits. `reason`: approved,
+    auto_approved (the trust policy), kept_both, or edited (a new version of an active one)."""
+    if memories:
+        webhooks_emit_many(workspace_id=memories[0].workspace_id, event="memory.activated", data=[
+            {"memory_id": m.pk, "type": m.type, "text": m.text, "certainty": m.certainty, "confidence": m.confidence,
+             "subject_id": m.subject_id, "supersedes": m.supersedes_id, "reason": reason} for m in memories])
+
+
 def _decided_conflict(memory: Memory) -> Conflict:
     return Conflict(f"Memory {memory.pk} is {memory.status}; only candidate or active memories can change.",
                     details={"status": memory.status, "decided_by": memory.decided_by.get_username() if memory.decided_by else None,
@@ -499,6 +510,7 @@ def memory_approve(*, memory: Memory, actor: Actor, note: str = "") -> Memory:
     audit_record(workspace=memory.workspace, actor=actor, verb="memory.approve", target=memory,
                  data={"note": note, "supersedes": superseded, "rule": memory.rule, "source": memory.source,
                        "prompt_version": memory.prompt_version})
+    _announce_active([memory], reason="approved")
     return memory
 
 
@@ -522,6 +534,9 @@ def memories_decide(*, workspace: Workspace, memory_ids: list[int], actor: Actor
     audit_record_many(workspace=workspace, actor=actor, verb="memory.approve" if approve else "memory.reject", rows=[
         (m, {"note": note, "rule": m.rule, "source": m.source, "prompt_version": m.prompt_version,
              **({"supersedes": None} if approve else {})}) for m in rows])
+    if approve:
+        _announce_active(list(Memory.objects.filter(pk__in=[m.pk for m in rows]).defer("embedding", "search")
+                              .order_by("id")), reason="approved")
     return [m.pk for m in rows]
 
 
@@ -627,6 +642,7 @@ def memory_keep_both(*, memory: Memory, actor: Actor, note: str = "", boundary=N
     memory.save(update_fields=["valid_from", "status", "decided_by", "decided_at", "updated_at"])
     audit_record(workspace=memory.workspace, actor=actor, verb="memory.keep_both", target=memory,
                  data={"old": old.pk, "boundary": boundary.isoformat(), "note": note})
+    _announce_active([memory], reason="kept_both")
     return memory
 
 
@@ -681,6 +697,8 @@ def memory_edit(*, memory: Memory, actor: Actor, note: str = "", **changes) -> M
                  data={"supersedes": memory.pk, "changed": changed, "note": note})
     audit_record(workspace=memory.workspace, actor=actor, verb="memory.superseded", target=memory,
                  data={"by": new.pk, "changed": changed})
+    if new.status == MemoryStatus.ACTIVE:
+        _announce_active([new], reason="edited")
     if new.embedding is None:
         transaction.on_commit(lambda: _enqueue_embedding(new.pk), robust=True)
     return new

@@ -4,7 +4,7 @@ A merge moves the memories about the source entity to the target and a split mov
 exactly those back. Erasing a person removes every memory about them and every memory
 that quotes one of their erased messages (an episode or a fact drawn from them would
 otherwise keep their words), with the working-memory items and graduation proposals that
-point at those memories."""
+point at those memories, and the text webhook deliveries copied from them."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from django.db.models import Q
 
 from memory.models import Graduation, Memory, MemoryEvidence, WorkingMemoryItem
+from webhooks.services import deliveries_erase
 
 
 def memories_move(source, target) -> dict[str, list[int]]:
@@ -38,4 +39,6 @@ def memories_erase(entity, interaction_ids: list[int]) -> dict[str, int]:
     WorkingMemoryItem.objects.filter(ref_memory_id__in=doomed).delete()
     Graduation.objects.filter(memory_id__in=doomed).delete()
     Memory.objects.filter(pk__in=doomed).update(supersedes=None, duplicate_of=None, conflicts_with=None)
+    # memory.activated events sent about them copied their text.
+    deliveries_erase(workspace_id=entity.workspace_id, key="memory_id", ids=doomed)
     return {"memories": Memory.objects.filter(pk__in=doomed).delete()[1].get("memory.Memory", 0)}

@@ -30,6 +30,7 @@ from memory import services as memory_services
 from review.models import ReviewItem
 from tests.core.test_secrets_everywhere import SECRETS, changes_in_this_transaction
 from tests.review import factories
+from webhooks import services as webhook_services
 
 TEXT_INPUTS = {"text", "search", "email", "url", "tel", ""}
 
@@ -119,6 +120,8 @@ def world(workspace, make_key, settings):
                                       actor=core_services.SYSTEM)
     memory_services.trust_policy_set(workspace=workspace, actor=core_services.SYSTEM, auto_certainties=["verbatim"],
                                      auto_types=["fact"], min_confidence=0.9)
+    webhook_services.webhook_create(workspace=workspace, url="https://hooks.example.com/in", events=["*"],
+                                    actor=core_services.SYSTEM)
     gap = gap_services.gap_report(workspace=workspace, description="Export invoices as PDF",
                                   actor=core_services.SYSTEM)
     gap_services.gap_policy_set(workspace=workspace, todo_threshold=3, actor=core_services.SYSTEM)
