@@ -6,16 +6,10 @@ from django.shortcuts import render
 from conversations import selectors
 from conversations.models import Conversation, ConversationStatus
 from core.decorators import workspace_view
+from core.pagination import page_number
 from entities.selectors import entity_get
 
 PAGE_SIZE = 50
-
-
-def _page_number(request) -> int:
-    try:
-        return max(1, int(request.GET.get("page", "1")))
-    except ValueError:
-        return 1
 
 
 @workspace_view()
@@ -27,7 +21,7 @@ def conversation_list(request):
     qs = selectors.conversation_list(workspace=request.workspace, status=status, channel=channel)
     paginator = Paginator(qs, PAGE_SIZE)
     context = {
-        "page": paginator.get_page(_page_number(request)),
+        "page": paginator.get_page(page_number(request)),
         "status": status,
         "channel": channel,
         "statuses": ConversationStatus.values,
@@ -46,7 +40,7 @@ def conversation_detail(request, conversation_id: int):
     paginator = Paginator(selectors.conversation_log(conversation=conversation), PAGE_SIZE)
     context = {
         "conversation": conversation,
-        "page": paginator.get_page(_page_number(request)),
+        "page": paginator.get_page(page_number(request)),
         "summaries": selectors.summary_chain(conversation=conversation)[::-1],
     }
     template = "conversations/detail.html#log" if request.htmx else "conversations/detail.html"

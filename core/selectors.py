@@ -42,3 +42,15 @@ def audit_recent(*, workspace: Workspace, limit: int = 20) -> list[AuditEvent]:
 
 def worker_last_seen() -> WorkerHeartbeat | None:
     return WorkerHeartbeat.objects.filter(name="worker").first()
+
+
+def audit_events_after(*, after_id: int, verbs: list[str], limit: int) -> list[AuditEvent]:
+    """Audit events of the given verbs after `after_id`, in id order, across workspaces: a
+    cursor for jobs that learn from what happened (gaps: failed outcomes)."""
+    return list(AuditEvent.objects.filter(pk__gt=after_id, verb__in=verbs, workspace__isnull=False)
+                .select_related("workspace").order_by("pk")[:limit])
+
+
+def audit_last_id() -> int:
+    last = AuditEvent.objects.order_by("-pk").values_list("pk", flat=True).first()
+    return last or 0

@@ -8,6 +8,7 @@ from django.views.decorators.http import require_POST
 from core.decorators import workspace_view
 from core.errors import Conflict
 from core.models import Role
+from core.pagination import page_number
 from core.services import Actor
 from entities import graph, selectors, services
 from entities.kinds import all_kinds
@@ -22,13 +23,6 @@ def _entity_or_404(request, entity_id: int):
         raise Http404("No such entity.")
 
 
-def _page_number(request) -> int:
-    try:
-        return max(1, int(request.GET.get("page", "1")))
-    except ValueError:
-        return 1
-
-
 @workspace_view()
 def entity_list(request):
     q = request.GET.get("q", "").strip()[:200] or None
@@ -36,7 +30,7 @@ def entity_list(request):
     if kind not in {None, *all_kinds()}:
         kind = None
     qs = selectors.entity_list(workspace=request.workspace, q=q, kind=kind)
-    context = {"page": Paginator(qs, PAGE_SIZE).get_page(_page_number(request)), "q": q or "", "kind": kind,
+    context = {"page": Paginator(qs, PAGE_SIZE).get_page(page_number(request)), "q": q or "", "kind": kind,
                "kinds": all_kinds()}
     template = "entities/list.html#rows" if request.htmx else "entities/list.html"
     return render(request, template, context)

@@ -112,3 +112,11 @@ class GapPolicy(models.Model):
     class Meta:
         verbose_name_plural = "gap policies"
         constraints = [models.CheckConstraint(condition=models.Q(todo_threshold__gte=1), name="gap_threshold_positive")]
+
+
+class GapScanCursor(models.Model):
+    """How far a scan of the audit log has read (gaps.services.gaps_scan_failures)."""
+
+    name = models.CharField(max_length=64, primary_key=True)
+    last_event_id = models.BigIntegerField(default=0)
+    updated_at = models.DateTimeField(default=timezone.now)

@@ -27,7 +27,10 @@ from core.providers import get_embedder
 from core.safe_text import refuse_secrets
 from core.services import SYSTEM, Actor, audit_record
 from gaps import rules, sinks
-from gaps.models import CapabilityGap, GapEvidence, GapPolicy, GapRelevance, GapStatus
+from core import selectors as core_selectors
+from entities import decisions
+from gaps.models import CapabilityGap, GapEvidence, GapPolicy, GapRelevance, GapScanCursor, GapStatus
+from memory import selectors as memory_selectors
 from review.services import review_open
 from webhooks.services import webhooks_emit
 
@@ -309,6 +312,69 @@ def _embed_one(gap_id: int, vector) -> None:
         return
     gap.embedding = vector
     gap.save(update_fields=["embedding"])
+
+
+# --- repeated failures: failed decision and procedure outcomes -------------------------------
+
+FAILURE_VERBS = ["decision.outcome", "procedure.outcome"]
+SCAN = "failures"
+
+
+def _failure(event) -> Occurrence | None:
+    """A failed outcome as an occurrence of the need the decision or procedure served;
+    three of the same need make a TODO like any other gap."""
+    if (event.data or {}).get("outcome") != "failure":
+        return None
+    try:
+        if event.verb == "decision.outcome":
+            decision = decisions.decision_get(workspace=event.workspace, decision_id=int(event.target_id))
+            return Occurrence(workspace_id=event.workspace_id, description=decision.description[:300],
+                              category="other", rule="gap.failed_decision", occurred_at=event.at,
+                              reason=f"a decision failed: {decision.outcome_result}"[:2000] if decision.outcome_result
+                              else "a decision failed", reported_by=event.actor_label)
+        procedure = memory_selectors.procedure_get(workspace=event.workspace, memory_id=int(event.target_id))
+        note = (event.data or {}).get("note") or ""
+        return Occurrence(workspace_id=event.workspace_id, description=procedure.name[:300], category="other",
+                          rule="gap.failed_procedure", occurred_at=event.at, reported_by=event.actor_label,
+                          reason=f"the procedure failed: {note}"[:2000] if note else "the procedure failed")
+    except (ObjectDoesNotExist, NotFound, ValueError):
+        return None  # erased or merged since: nothing to learn
+
+
+def gaps_scan_failures(*, limit: int = 500) -> int:
+    """Beat: read the audit log past the cursor for failed outcomes; each is one occurrence
+    (no interaction: counted once per failure). Embeds outside any lock, then records and
+    moves the cursor in one transaction, so a crash re-reads rather than skips. Returns how
+    many audit events it read (0: nothing new)."""
+    cursor = GapScanCursor.objects.filter(name=SCAN).first()
+    if cursor is None:
+        # A new deployment learns from failures from now on, not from its whole history.
+        GapScanCursor.objects.get_or_create(name=SCAN, defaults={"last_event_id": core_selectors.audit_last_id()})
+        return 0
+    events = core_selectors.audit_events_after(after_id=cursor.last_event_id, verbs=FAILURE_VERBS, limit=limit)
+    if not events:
+        return 0
+    found = [(event, _failure(event)) for event in events]
+    texts = list(dict.fromkeys(o.description for _, o in found if o))
+    vectors = dict(zip(texts, get_embedder().embed(texts))) if texts else {}
+    moved = _record_failures(found, vectors, last_id=events[-1].pk, expected=cursor.last_event_id)
+    return len(events) if moved else 0
+
+
+@retry_on_conflict
+@transaction.atomic
+def _record_failures(found, vectors, *, last_id: int, expected: int) -> bool:
+    """Whether this call moved the cursor (False: another scan got there first)."""
+    cursor = GapScanCursor.objects.select_for_update().get(name=SCAN)
+    if cursor.last_event_id != expected:
+        return False
+    lock_workspaces("memory", workspace_ids=sorted({o.workspace_id for _, o in found if o}))
+    for _, occurrence in found:
+        if occurrence is not None:
+            _record(occurrence, vectors.get(occurrence.description), actor=SYSTEM)
+    cursor.last_event_id, cursor.updated_at = last_id, timezone.now()
+    cursor.save()
+    return True
 
 
 # --- the lifecycle people drive -------------------------------------------------------------

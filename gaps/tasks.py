@@ -45,3 +45,12 @@ def sync_issue(self, gap_id: int, open: bool, note: str) -> bool:  # noqa: A002
         return sinks.gap_issue_sync(gap_id=gap_id, open=open, note=note)
     except trackers.TrackerError as exc:
         _retry_later(self, exc)
+
+
+@shared_task(name="gaps.scan_failures", acks_late=True)
+def scan_failures() -> int:
+    """Beat: failed decision and procedure outcomes become occurrences of gaps."""
+    done = 0
+    while (batch := services.gaps_scan_failures()) > 0:
+        done += batch
+    return done

@@ -8,19 +8,13 @@ from django.views.decorators.http import require_POST
 from core.decorators import workspace_view
 from core.errors import ApiError, NotFound
 from core.models import Role
+from core.pagination import page_number
 from core.services import Actor
 from memory import selectors, services
 from memory.models import Certainty, Memory, MemoryStatus, MemoryType
 from review.services import review_or
 
 PAGE_SIZE = 50
-
-
-def _page_number(request) -> int:
-    try:
-        return max(1, int(request.GET.get("page", "1")))
-    except ValueError:
-        return 1
 
 
 def _memory_or_404(request, memory_id: int):
@@ -41,7 +35,7 @@ def memory_list(request):
                "status": _choice(request.GET.get("status"), MemoryStatus.values),
                "certainty": _choice(request.GET.get("certainty"), Certainty.values)}
     rows = selectors.memory_list(workspace=request.workspace, text=q, **filters)
-    context = {"page": Paginator(rows, PAGE_SIZE).get_page(_page_number(request)), "q": q or "", **filters,
+    context = {"page": Paginator(rows, PAGE_SIZE).get_page(page_number(request)), "q": q or "", **filters,
                "types": MemoryType.values, "statuses": MemoryStatus.values}
     template = "memory/list.html#rows" if request.htmx else "memory/list.html"
     return render(request, template, context)

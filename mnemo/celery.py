@@ -52,6 +52,9 @@ app.conf.beat_schedule = {
     # Gaps reported by agents are matched by their words at once; by meaning once embedded.
     # A minute keeps "the same need in other words" folded soon without polling for nothing.
     "gaps-embed-pending": {"task": "gaps.embed_gaps", "schedule": 60.0},
+    # Failed outcomes are reported by agents at human pace; a TODO after three of them need
+    # not appear within seconds, and five minutes keeps the audit-log read rare.
+    "gaps-scan-failures": {"task": "gaps.scan_failures", "schedule": 300.0},
     "memory-flush-episodes": {"task": "memory.flush_episodes", "schedule": 120.0},
     # Each webhook delivery has its own task (and its retries their own); this sends the
     # ones whose task was lost, once they are a minute late: a receiver hears of an event

@@ -18,6 +18,7 @@ from django.views.decorators.http import require_POST
 from core.decorators import workspace_view
 from core.errors import ApiError
 from core.models import Role
+from core.pagination import page_number
 from core.services import Actor
 from review import charts, selectors, services
 from review.models import Claim, ReviewItem
@@ -54,13 +55,6 @@ def _filters(request) -> tuple[selectors.ItemFilter, dict]:
             setattr(f, attr, int(get[name]))
             chosen[name] = get[name]
     return f, chosen
-
-
-def _page_number(request) -> int:
-    try:
-        return max(1, int(request.GET.get("page", "1")))
-    except ValueError:
-        return 1
 
 
 def _quote_parts(item: ReviewItem | Claim) -> dict:
@@ -108,7 +102,7 @@ def _card(claim: Claim) -> Claim:
 def queue(request):
     filters, chosen = _filters(request)
     rows = selectors.claims(workspace=request.workspace, filters=filters)
-    page = Paginator(rows, PAGE_SIZE).get_page(_page_number(request))
+    page = Paginator(rows, PAGE_SIZE).get_page(page_number(request))
     cards = [_card(claim) for claim in page.object_list if claim.items.all()]
     context = {
         "page": page, "groups": selectors.grouped(cards), "chosen": chosen,
@@ -280,7 +274,7 @@ def decide_many(request):
 @workspace_view()
 def conflicts(request):
     rows = selectors.review_items(workspace=request.workspace, filters=selectors.ItemFilter(kind="conflict"))
-    page = Paginator(rows, 10).get_page(_page_number(request))
+    page = Paginator(rows, 10).get_page(page_number(request))
     pairs = []
     for item in page.object_list:
         details = selectors.conflict_details(item=item)

@@ -282,3 +282,21 @@ def test_a_pack_warns_of_an_open_gap_near_the_query_and_not_of_others(api, works
     api.post(f"/gaps/{gap.pk}/transition", {"action": "resolve", "reason": "shipped"})
     solved = api.post("/context", {"query": "Could you export the invoices as a PDF?", "budget_tokens": 600}).json()
     assert not [w for w in solved["warnings"] if w["kind"] == "gap"]  # only open gaps warn
+
+
+def test_repeated_failed_outcomes_become_a_gap_and_a_todo(api, workspace):
+    services.gaps_scan_failures()  # the first scan starts the cursor at now: history is not replayed
+    decisions = [api.post("/decisions", {"description": "Migrate the billing database without downtime",
+                                         "confidence": 0.7}).json()["decision"]["id"] for _ in range(3)]
+    ok = api.post("/decisions", {"description": "Rotate the on-call schedule", "confidence": 0.9}).json()
+    for n, decision_id in enumerate(decisions):
+        outcome = api.post(f"/decisions/{decision_id}/outcome", {"outcome": "failure", "result": f"lock timeout #{n}"})
+        assert outcome.status_code == 200, outcome.json()
+    api.post(f"/decisions/{ok['decision']['id']}/outcome", {"outcome": "success"})
+    assert services.gaps_scan_failures() > 0
+    assert services.gaps_scan_failures() == 0  # nothing new: the cursor moved
+    [gap] = CapabilityGap.objects.filter(workspace=workspace)
+    assert gap.description == "Migrate the billing database without downtime"
+    assert gap.frequency == 3 and gap.status == "todo_created" and gap.rule == "gap.failed_decision"
+    assert {e.reason for e in GapEvidence.objects.filter(gap=gap)} == {f"a decision failed: lock timeout #{n}"
+                                                                       for n in range(3)}
