@@ -300,3 +300,22 @@ def test_repeated_failed_outcomes_become_a_gap_and_a_todo(api, workspace):
     assert gap.frequency == 3 and gap.status == "todo_created" and gap.rule == "gap.failed_decision"
     assert {e.reason for e in GapEvidence.objects.filter(gap=gap)} == {f"a decision failed: lock timeout #{n}"
                                                                        for n in range(3)}
+
+
+def test_an_entity_merge_moves_the_gaps_a_person_asked_for_and_a_split_moves_them_back(api, workspace):
+    from entities.models import Entity
+    from entities.services import entity_merge, entity_split
+
+    process(log_exchange(api, *ASKED_THREE_WAYS[0], thread="t", at=T0))
+    gap = CapabilityGap.objects.get(workspace=workspace)
+    priya = Entity.objects.get(workspace=workspace, name="priya")
+    other = Entity.objects.create(workspace=workspace, kind="person", name="Priya Raman")
+    assert gap.entity_id == priya.pk
+    merge = entity_merge(source=priya, target=other)
+    gap.refresh_from_db()
+    assert gap.entity_id == other.pk
+    assert set(GapEvidence.objects.filter(gap=gap).values_list("entity_id", flat=True)) == {other.pk}
+    entity_split(merge=merge)
+    gap.refresh_from_db()
+    assert gap.entity_id == priya.pk
+    assert set(GapEvidence.objects.filter(gap=gap).values_list("entity_id", flat=True)) == {priya.pk}
