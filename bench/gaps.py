@@ -158,6 +158,57 @@ def _replay(by_need, findings, vectors, label: str) -> None:
               f" (gaps per need {spread}); gaps mixing two needs: {mixed}")
 
 
+def _replay_sightings(rows, vectors, most: float) -> list[list[int]]:
+    """The app's grouping (need key, then the nearest gap's first vector within `most`) over
+    sightings in order; returns each gap's sighting indexes."""
+    gaps: list[tuple[str, list[float], list[int]]] = []
+    for index, ((key, _), vector) in enumerate(zip(rows, vectors)):
+        target = next((g for g in gaps if g[0] == key), None)
+        if target is None:
+            near = sorted((1 - sum(a * b for a, b in zip(g[1], vector)), i) for i, g in enumerate(gaps))
+            target = gaps[near[0][1]] if near and near[0][0] <= most else None
+        if target is None:
+            gaps.append((key, vector, [index]))
+        else:
+            target[2].append(index)
+    return [g[2] for g in gaps]
+
+
+def paraphrase_groups() -> None:
+    """The fresh paraphrase set (bench/gaps_paraphrases.py, written blind to this scoring
+    and to the distances): each sighting's request and refusal through detect(), then the
+    app's grouping. Pairwise: of the pairs of sightings of one need, how many share a gap
+    (recall); of the pairs that share a gap, how many are one need (precision)."""
+    from bench.gaps_paraphrases import SIGHTINGS
+    from core.providers.embeddings import SentenceTransformerEmbedder
+
+    rows, needs, missed = [], [], {"study (even rows)": 0, "blind (odd rows)": 0}
+    for n, (need, channel, request, refusal) in enumerate(SIGHTINGS):
+        turns = [Turn(id=2 * n, direction="inbound", speaker="person", content=request, channel=channel),
+                 Turn(id=2 * n + 1, direction="outbound", speaker="agent", content=refusal, channel=channel)]
+        found = [f for f in detect(turns) if f.rule != "gap.policy"]
+        if not found:
+            missed["blind (odd rows)" if n % 2 else "study (even rows)"] += 1
+            continue
+        rows.append((need_key(found[0].description), same_need_text(found[0].description, found[0].quote)))
+        needs.append(need)
+    vectors = SentenceTransformerEmbedder().embed([text for _, text in rows])
+    halves = {"study (even rows)": (len(SIGHTINGS) + 1) // 2, "blind (odd rows)": len(SIGHTINGS) // 2}
+    print(f"\nfresh paraphrase set: {len(SIGHTINGS)} sightings of {len(set(r[0] for r in SIGHTINGS))} needs; "
+          "refusals detected: " + ", ".join(f"{half} {halves[half] - n}/{halves[half]} = {(halves[half] - n) / halves[half]:.2f}"
+                                            for half, n in missed.items()) + " (undetected ones are left out below)")
+    for most in (0.25, 0.35):
+        groups = _replay_sightings(rows, vectors, most)
+        same = sum(1 for i in range(len(needs)) for j in range(i + 1, len(needs)) if needs[i] == needs[j])
+        together = [(i, j) for g in groups for a, i in enumerate(g) for j in g[a + 1:]]
+        right = sum(1 for i, j in together if needs[i] == needs[j])
+        one = sum(1 for need in set(needs) if sum(1 for g in groups if any(needs[i] == need for i in g)) == 1)
+        mixed = sum(1 for g in groups if len({needs[i] for i in g}) > 1)
+        print(f"  distance ≤ {most:.2f}: {len(groups)} gaps for {len(set(needs))} needs; needs in one gap {one};"
+              f" gaps mixing needs {mixed}; pair recall {right}/{same} = {right / same:.2f},"
+              f" pair precision {right}/{len(together)} = {(right / len(together)) if together else 1:.2f}")
+
+
 def locomo_false_positives(show: bool) -> None:
     if not locomo_data.available():
         print(f"\nLoCoMo data not found at {locomo_data.DATA}; skipped.")
@@ -237,6 +288,7 @@ def main() -> int:
 
     if args.embed:
         embedding_groups(result["by_need"])
+        paraphrase_groups()
     locomo_false_positives(args.show)
     return 0
 

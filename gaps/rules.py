@@ -95,12 +95,39 @@ _REFUSAL = re.compile(
         r"\b(?:beyond|outside(?:\s+of)?)\s+(?:my|what\s+I\s+can)\s+(?:capabilities|abilities|do|reach)\b[^.!?;\n]*",
         # "I'm not connected to …", "I'm not set up to …", "I'm not integrated with …"
         rf"\b{_SUBJECT}(?:[’']m|\s+am|[’']re|\s+are)\s+not\s+(?:yet\s+|currently\s+)?(?:connected|set\s+up|integrated|configured|hooked\s+up)\s+(?P<o8>[^.!?;\n]*)",
+        # Session 18, from the fresh paraphrase set's study half (bench/gaps_paraphrases.py, even
+        # rows): agents also say what they lack as a property of the capability, object first.
+        # "… isn't one of my abilities", "… isn't among the actions I support"
+        r"(?P<o11>[^.!?;\n]{0,80}?)\b(?:is|are)(?:n[’']t|\s+not)\s+(?:yet\s+|currently\s+)?(?:one\s+of|among|part\s+of|within)\s+"
+        r"(?:my|the)\s+(?:current\s+)?(?:abilities|capabilities|skills|actions|features|functions|tools|toolset)\b[^.!?;\n]*",
+        # "… isn't hooked up for me", "… isn't available to me", "… isn't integrated with me",
+        # "… is not something I'm equipped to do", "… isn't a capability I have", "… isn't something I've got"
+        r"(?P<o12>[^.!?;\n]{0,80}?)\b(?:is|are)(?:n[’']t|\s+not)\s+(?:yet\s+|currently\s+)?(?:"
+        r"(?:(?:hooked|wired)\s+up|integrated|available)\s+(?:to|for|with)\s+me|"
+        r"something\s+I(?:[’']m|\s+am)\s+(?:equipped|set\s+up|able)\s+to|something\s+I(?:[’']ve|\s+have)\s+got|"
+        r"(?:a|one)\s+(?:thing|capability|feature|skill)\s+I\s+(?:can|have|support))\b[^.!?;\n]*",
+        # "… : not a capability this assistant has", "… not a feature I have"
+        r"(?P<o13>[^.!?;\n]{0,80}?)\bnot\s+(?:a|one)\s+(?:capability|feature|skill|function)\s+(?:that\s+)?"
+        r"(?:I|this\s+(?:assistant|bot|agent))\s+(?:have|has|support|supports|offer|offers)\b[^.!?;\n]*",
+        # "… is a feature I haven't been given yet", "that capability hasn't been added"
+        r"(?P<o14>[^.!?;\n]{0,80}?)\b(?:feature|capability|ability|integration|tool)\s+(?:(?:that\s+)?I\s+(?:haven[’']t|have\s+not)|"
+        r"(?:that\s+)?(?:hasn[’']t|has\s+not))\s+been\s+(?:given|added|built|enabled|granted)\b[^.!?;\n]*",
+        # "… is outside my current toolset", "beyond what I'm set up for"
+        r"(?P<o15>[^.!?;\n]{0,80}?)\b(?:beyond|outside(?:\s+of)?)\s+(?:my\s+(?:current\s+)?(?:toolset|tools|skills|scope)|"
+        r"what\s+I(?:[’']m|\s+am)\s+(?:set\s+up|equipped|built)\s+(?:for|to\s+do))\b[^.!?;\n]*",
+        # "I lack any hook into …", "I lack access to …"
+        rf"\b{_SUBJECT}\s+lack\s+(?:any\s+|the\s+)?(?P<o16>(?:way|access|permission|tool|integration|ability|means|hook|connection)[^.!?;\n]*)",
+        # "No PDF output available on my side"
+        r"\bno\s+(?P<o17>[^.!?;\n]{1,60}?)\s+(?:available|support(?:ed)?)\s+(?:on\s+my\s+(?:side|end)|from\s+me|for\s+me)\b[^.!?;\n]*",
         # "I'm not allowed to …", "I won't share …": refusals that a policy may explain
         rf"\b{_SUBJECT}(?:[’']m|\s+am|[’']re|\s+are)\s+not\s+(?:allowed|permitted|authori[sz]ed)\s+to\s+(?P<o9>[^.!?;\n]+)",
         rf"\b{_SUBJECT}\s+(?:won[’']t|will\s+not|must\s+not|mustn[’']t|never)\s+(?P<o10>(?:share|disclose|reveal|give\s+out|send)\b[^.!?;\n]*)",
     ]),
     re.IGNORECASE,
 )
+
+# The alternatives that name what is missing before saying it is missing.
+_OBJECT_FIRST = {"o6", "o7", "o11", "o12", "o13", "o14", "o15"}
 
 # Idioms and politeness that look like a refusal: "I can't wait", "I couldn't agree more".
 _IDIOM_AFTER = re.compile(
@@ -128,6 +155,7 @@ _POLICY = re.compile(
 # Where a refusal clause ends: a sentence end, a dash, "but …", or a comma before a new subject.
 _CLAUSE_END = re.compile(
     r"[.!?;\n]|\s+[-–—]\s+|,?\s+(?:but|however|though|although|so|because|since|as\s+I)\b|\(|"
+    r",\s+(?:unfortunately|sorry|I[’']m\s+afraid)\b|"
     r",\s+(?:I|we|you|it|this|that|there|my|our)\b",
     re.IGNORECASE)
 
@@ -140,7 +168,7 @@ def refusal_span(text: str) -> tuple[int, int] | None:
     for match in _REFUSAL.finditer(text):
         start, end = match.span()
         obj = _object(match)
-        if obj is not None and _object_group(match) not in {"o6", "o7"} and not re.search(r"\w", obj):
+        if obj is not None and _object_group(match) not in _OBJECT_FIRST and not re.search(r"\w", obj):
             continue  # "I can't." names nothing
         if obj is not None and _IDIOM_AFTER.match(text, match.start(_object_group(match))):
             continue
@@ -170,7 +198,7 @@ def _object_start(match: re.Match, default: int) -> int:
     """Clause ends are looked for after the refused verb, so "… isn't supported" keeps
     its subject."""
     name = _object_group(match)
-    if name in {"o6", "o7"}:
+    if name in _OBJECT_FIRST:
         return match.end(name)
     return match.start(name) if name else default
 
@@ -321,7 +349,7 @@ def _refusal_object(content: str, span: tuple[int, int]) -> str:
     access = bool(re.match(r"have\s+(?:any\s+)?(?:access|visibility)\b|access\b", obj, re.IGNORECASE))
     for _ in range(3):
         obj = _OBJECT_LEAD.sub("", obj.strip())
-    obj = re.sub(r"^(?:that|this|it|which)\s+", "", obj, flags=re.IGNORECASE) if name in {"o6", "o7"} else obj
+    obj = re.sub(r"^(?:that|this|it|which)\s+", "", obj, flags=re.IGNORECASE) if name in _OBJECT_FIRST else obj
     obj = _tidy(obj)
     if access and obj:
         obj = _tidy(f"access {obj}")

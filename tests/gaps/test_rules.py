@@ -50,6 +50,36 @@ def test_it_quotes_the_refusal_clause_of_an_agent_message(text, clause):
     assert quoted(text) == clause
 
 
+# Object first: the agent names the capability, then says it lacks it (session 18).
+@pytest.mark.parametrize(("text", "clause"), [
+    ("Giving money back on an order is not one of my abilities yet, unfortunately.",
+     "Giving money back on an order is not one of my abilities yet"),
+    ("Deactivating accounts isn't among the actions I support.", "Deactivating accounts isn't among the actions I support"),
+    ("Billing card management isn't hooked up for me yet.", "Billing card management isn't hooked up for me yet"),
+    ("Log streaming from Google Cloud isn't available to me.", "Log streaming from Google Cloud isn't available to me"),
+    ("Searching your AWS logs is not something I'm equipped to do.",
+     "Searching your AWS logs is not something I'm equipped to do"),
+    ("merge: not a capability this assistant has.", "merge: not a capability this assistant has"),
+    ("Reviewing pull requests is a feature I haven't been given yet.",
+     "Reviewing pull requests is a feature I haven't been given yet"),
+    ("Shipping code to the staging server is outside my current toolset.",
+     "Shipping code to the staging server is outside my current toolset"),
+    ("I lack any hook into the production cluster, so it has to go out another way.",
+     "I lack any hook into the production cluster"),
+])
+def test_it_quotes_a_capability_the_agent_says_it_lacks(text, clause):
+    assert quoted(text) == clause
+
+
+@pytest.mark.parametrize("text", [
+    "The invoice isn't among the documents you sent.",  # about the person's data, not the agent
+    "Your card isn't hooked up to the account yet: add it under Billing.",
+    "That flight is not available on the 12th; the 13th has seats.",
+])
+def test_things_that_are_missing_elsewhere_are_not_the_agents_gap(text):
+    assert refusal_span(text) is None
+
+
 @pytest.mark.parametrize("text", [
     "I can't wait to show my team!",
     "I can't thank you enough.",
