@@ -9,10 +9,6 @@ from django.shortcuts import redirect, render
 from core import layers, selectors
 from core.decorators import workspace_view
 
-# Dashboard sections and the issue that fills each one; until then the page says so.
-SECTIONS: dict[str, tuple[str, str]] = {}
-
-
 def login_locked_out(request, original_response=None, credentials=None):
     """django-axes' lockout answer (AXES_LOCKOUT_CALLABLE) for /login/ and /admin/login/:
     a page that says why and for how long, with Retry-After, instead of the login form."""
@@ -49,9 +45,3 @@ def home(request):
         "events": selectors.audit_recent(workspace=workspace, limit=15),
     }
     return render(request, "core/home.html", context)
-
-
-@workspace_view()
-def section(request, section: str):
-    title, description = SECTIONS[section]
-    return render(request, "core/section.html", {"section": section, "title": title, "description": description})

@@ -28,8 +28,8 @@ def test_status_answers_for_the_workspace_of_the_key(api, workspace):
     assert response.status_code == 200
     body = response.json()
     assert body["workspace"] == {"id": workspace.id, "slug": "acme", "name": "Acme"}
-    assert body["pending"] == {"conversation summaries": 0, "entities to embed": 0, "episode tails": 0, "interactions": 0,
-                               "memories to embed": 0} and body["idle"] is True
+    assert body["pending"] == {"conversation summaries": 0, "entities to embed": 0, "episode tails": 0,
+                               "gaps to embed": 0, "interactions": 0, "memories to embed": 0} and body["idle"] is True
     assert body["worker"] == {"last_seen_at": None, "hostname": None}
 
 
