@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from django.db import connections
+import psycopg.errors
+from django.db import OperationalError, connections
 from django.test import Client
 
 
@@ -72,3 +73,14 @@ def closing_connections(fn):
         finally:
             connections.close_all()
     return run
+
+
+def deadlock_error():
+    """A django OperationalError caused by psycopg's DeadlockDetected, as PostgreSQL's
+    deadlock victim raises it (core.concurrency.is_retryable_conflict looks at the cause)."""
+    try:
+        raise psycopg.errors.DeadlockDetected("deadlock detected")
+    except psycopg.errors.DeadlockDetected as cause:
+        error = OperationalError("deadlock detected")
+        error.__cause__ = cause
+        return error

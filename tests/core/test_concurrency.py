@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 from celery.contrib.testing.worker import start_worker
-import psycopg.errors
 from django.db import OperationalError, connection, transaction
 
 from core import concurrency
@@ -22,7 +21,7 @@ from entities.models import DecisionRecord, Entity
 from memory.models import Memory
 from mnemo.celery import app
 from review.models import ReviewItem
-from tests.helpers import ApiClient, assert_error, closing_connections, wait_for
+from tests.helpers import ApiClient, assert_error, closing_connections, deadlock_error, wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -245,15 +244,6 @@ def test_a_real_deadlock_victim_is_retried_and_both_writers_finish(workspace):
     assert Entity.objects.get(pk=first.pk).description == Entity.objects.get(pk=second.pk).description
 
 
-def _deadlock() -> OperationalError:
-    try:
-        raise psycopg.errors.DeadlockDetected("deadlock detected")
-    except psycopg.errors.DeadlockDetected as cause:
-        error = OperationalError("deadlock detected")
-        error.__cause__ = cause
-        return error
-
-
 def test_a_conflict_that_outlasts_the_retries_is_a_503_with_retry_after_and_stores_nothing(api, monkeypatch):
     from memory import api as memory_api
     from memory.services import memory_store
@@ -263,7 +253,7 @@ def test_a_conflict_that_outlasts_the_retries_is_a_503_with_retry_after_and_stor
     def always_deadlocked(**kwargs):
         attempts.append(1)
         memory_store.__wrapped__(**kwargs)  # the real write, rolled back by the conflict below
-        raise _deadlock()
+        raise deadlock_error()
 
     monkeypatch.setattr(memory_api.services, "memory_store",
                         concurrency.retry_on_conflict(transaction.atomic(always_deadlocked)))
@@ -294,7 +284,7 @@ def test_inside_an_outer_transaction_the_conflict_goes_to_its_owner(workspace):
     @concurrency.retry_on_conflict
     def deadlocked():
         calls.append(1)
-        raise _deadlock()
+        raise deadlock_error()
 
     with pytest.raises(OperationalError), transaction.atomic():
         deadlocked()

@@ -15,7 +15,7 @@ from types import SimpleNamespace
 import django_ratelimit.core
 import pytest
 from django.core.cache import caches
-from django.db import connection
+from django.db import connection, transaction
 from django.test import Client, RequestFactory
 
 from core import ratelimit, services
@@ -304,8 +304,6 @@ def test_a_counter_commits_without_waiting_for_the_disk_and_leaves_the_connectio
     with connection.cursor() as cursor:
         cursor.execute("SHOW synchronous_commit")
         assert cursor.fetchone()[0] == "on"
-    from django.db import transaction
-
     with transaction.atomic():  # a caller's transaction: its commit must stay synchronous
         assert cache.incr(key) == 2
         assert set(seen) == {"on"}

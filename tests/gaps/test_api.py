@@ -9,11 +9,16 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from conversations.services import interactions_index
 from core.models import AuditEvent
+from entities.models import Entity
+from entities.services import entity_erase, entity_merge, entity_split
 from gaps import services
 from gaps.models import CapabilityGap, GapEvidence
 from review.models import ReviewItem
-from tests.helpers import assert_error
+from mnemo.celery import app
+from tests.helpers import ApiClient, assert_error
+from tests.trackers.tracker_server import GITHUB_PROJECT, TOKEN, TrackerServer
 
 pytestmark = pytest.mark.django_db
 
@@ -43,8 +48,6 @@ def log_exchange(api, channel, person, request, answer, *, thread, at):
 
 
 def process(ids):
-    from conversations.services import interactions_index
-
     interactions_index(interaction_ids=ids, batch_size=len(ids) + 64)
 
 
@@ -157,8 +160,6 @@ def test_rename_and_merge(api, workspace):
 def test_scopes_outsiders_bad_input_and_secrets(api, outsider_api, make_key, workspace):
     gap = api.post("/gaps", {"description": "Export invoices as PDF"}).json()
     _, read_key = make_key(workspace, scopes="read", name="reader")
-    from tests.helpers import ApiClient
-
     reader = ApiClient(read_key)
     assert reader.get(f"/gaps/{gap['id']}").status_code == 200
     assert_error(reader.post("/gaps", {"description": "x"}), 403)
@@ -183,9 +184,6 @@ def test_scopes_outsiders_bad_input_and_secrets(api, outsider_api, make_key, wor
 
 
 def test_erasing_the_only_person_who_asked_removes_the_gap_and_others_keep_theirs(api, workspace):
-    from entities.models import Entity
-    from entities.services import entity_erase
-
     pairs = []
     for n, (channel, person, request, answer) in enumerate(ASKED_THREE_WAYS[:2]):
         pairs.append(log_exchange(api, channel, person, request, answer, thread=f"t{n}", at=T0 + timedelta(days=n)))
@@ -206,15 +204,11 @@ def test_erasing_the_only_person_who_asked_removes_the_gap_and_others_keep_their
 
 @pytest.fixture
 def tracker(settings):
-    from tests.trackers.tracker_server import GITHUB_PROJECT, TOKEN, TrackerServer
-
     server = TrackerServer()
     settings.MNEMO_TRACKER_KIND, settings.MNEMO_TRACKER_URL = "github", server.url
     settings.MNEMO_TRACKER_PROJECT, settings.MNEMO_TRACKER_TOKEN = GITHUB_PROJECT, TOKEN
     settings.MNEMO_PUBLIC_URL = "https://mnemo.example.org"
     settings.CELERY_TASK_ALWAYS_EAGER = True  # the task body runs here, against the local server
-    from mnemo.celery import app
-
     app.conf.task_always_eager = True
     yield server
     app.conf.task_always_eager = False
@@ -303,9 +297,6 @@ def test_repeated_failed_outcomes_become_a_gap_and_a_todo(api, workspace):
 
 
 def test_an_entity_merge_moves_the_gaps_a_person_asked_for_and_a_split_moves_them_back(api, workspace):
-    from entities.models import Entity
-    from entities.services import entity_merge, entity_split
-
     process(log_exchange(api, *ASKED_THREE_WAYS[0], thread="t", at=T0))
     gap = CapabilityGap.objects.get(workspace=workspace)
     priya = Entity.objects.get(workspace=workspace, name="priya")

@@ -4,6 +4,8 @@ each decision atomic and audited; bad input and other workspaces are refused."""
 
 from __future__ import annotations
 
+from typing import get_args
+
 import pytest
 from django.utils import timezone
 
@@ -11,6 +13,8 @@ from core.models import AuditEvent
 from entities.models import Entity, LinkSuggestion, ProfileValue, Relationship
 from memory.models import Graduation, Memory
 from review.models import ReviewItem
+from review.registry import kinds
+from review.schemas import KindName
 from tests.helpers import assert_error
 from tests.review import factories
 
@@ -332,9 +336,4 @@ def test_merging_or_graduating_outside_the_queue_withdraws_the_items(api, target
 
 
 def test_the_kind_filter_names_every_layers_kind():
-    from typing import get_args
-
-    from review.registry import kinds
-    from review.schemas import KindName
-
     assert set(get_args(KindName)) == set(kinds())

@@ -5,9 +5,14 @@ count fragment, similar items, the conflict inbox and statistics."""
 from __future__ import annotations
 
 import pytest
+from django.db import OperationalError, transaction
 
-from memory.models import Memory
+from core import concurrency
+from memory import views as memory_views
+from memory.models import Memory, TrustedState
+from review import views as review_views
 from review.models import ReviewItem
+from tests.helpers import deadlock_error
 from tests.review import factories
 
 pytestmark = pytest.mark.django_db
@@ -137,35 +142,16 @@ def test_the_statistics_page_flags_low_precision_rules(client, teammate, workspa
     assert client.get("/w/acme/review/stats/?days=abc").status_code == 200
 
 
-def _deadlock():
-    import psycopg.errors
-    from django.db import OperationalError
-
-    try:
-        raise psycopg.errors.DeadlockDetected("deadlock detected")
-    except psycopg.errors.DeadlockDetected as cause:
-        error = OperationalError("deadlock detected")
-        error.__cause__ = cause
-        return error
-
-
 @pytest.mark.django_db(transaction=True)  # the retries run only outside a caller's transaction
 def test_a_decision_that_loses_to_conflicting_writes_past_its_retries_is_a_503_and_changes_nothing(
         client, teammate, targets, monkeypatch):
     """core.middleware.PageBusy: what the API answers 503 "busy" is no 500 page on the
     dashboard either; the queue's fetch gets a sentence for its toast, a form a page."""
-    from django.db import transaction
-
-    from core import concurrency
-    from memory import views as memory_views
-    from memory.models import TrustedState
-    from review import views as review_views
-
     attempts = []
 
     def always_deadlocked(**kwargs):
         attempts.append(1)
-        raise _deadlock()
+        raise deadlock_error()
 
     busy = concurrency.retry_on_conflict(transaction.atomic(always_deadlocked))
     monkeypatch.setattr(review_views.services, "review_decide", busy)
@@ -188,8 +174,6 @@ def test_a_decision_that_loses_to_conflicting_writes_past_its_retries_is_a_503_a
 
     # Any other database error is not dressed up as "busy".
     def broken(**kwargs):
-        from django.db import OperationalError
-
         raise OperationalError("connection lost")
 
     monkeypatch.setattr(review_views.services, "review_decide", broken)
