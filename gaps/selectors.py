@@ -70,14 +70,25 @@ def unembedded_count(workspace: Workspace) -> int:
     return CapabilityGap.objects.filter(workspace=workspace, embedding__isnull=True).count()
 
 
-def open_gaps_near(*, workspace_id: int, vector, max_distance: float, limit: int = 3) -> list[tuple[CapabilityGap, float]]:
-    """Open gaps whose need lies within `max_distance` of `vector` (a query's embedding),
-    nearest first: among the HNSW index's 10 nearest gaps, so bounded at any size."""
+def gaps_nearest(*, workspace_id: int, vector, max_distance: float, candidates: int) -> list[tuple[int, float]]:
+    """(gap id, cosine distance) of the workspace's gaps within `max_distance` of `vector`,
+    nearest first, among the HNSW index's `candidates` nearest: bounded at any size."""
+    text = Vector(vector).to_text()
     with connection.cursor() as cursor:
+        # With the workspace filter the graph may hold too few of its gaps near the vector:
+        # keep scanning (inside a transaction; outside one SET LOCAL changes nothing).
+        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
         cursor.execute(
             "SELECT id, embedding <=> %s::vector FROM gaps_capabilitygap WHERE workspace_id = %s "
-            "AND embedding IS NOT NULL ORDER BY embedding <=> %s::vector LIMIT 10",
-            [Vector(vector).to_text(), workspace_id, Vector(vector).to_text()])
-        near = {pk: distance for pk, distance in cursor.fetchall() if distance <= max_distance}
-    gaps = {g.pk: g for g in CapabilityGap.objects.filter(pk__in=near, status__in=OPEN)}
-    return sorted(((gaps[pk], d) for pk, d in near.items() if pk in gaps), key=lambda pair: pair[1])[:limit]
+            f"AND embedding IS NOT NULL ORDER BY embedding <=> %s::vector LIMIT {int(candidates)}",
+            [text, workspace_id, text])
+        return sorted(((pk, distance) for pk, distance in cursor.fetchall() if distance <= max_distance),
+                      key=lambda pair: (pair[1], pair[0]))
+
+
+def open_gaps_near(*, workspace_id: int, vector, max_distance: float, limit: int = 3) -> list[tuple[CapabilityGap, float]]:
+    """Open gaps whose need lies within `max_distance` of `vector` (a query's embedding),
+    nearest first, among the index's 10 nearest."""
+    near = gaps_nearest(workspace_id=workspace_id, vector=vector, max_distance=max_distance, candidates=10)
+    gaps = {g.pk: g for g in CapabilityGap.objects.filter(pk__in=[pk for pk, _ in near], status__in=OPEN)}
+    return [(gaps[pk], distance) for pk, distance in near if pk in gaps][:limit]

@@ -14,25 +14,24 @@ from datetime import datetime
 
 from django.conf import settings
 from django.core.exceptions import ObjectDoesNotExist
-from django.db import connection, transaction
-from django.db.models import Count, Min, Max, Q
+from django.db import transaction
+from django.db.models import Count, Max, Min, Q
 from django.utils import timezone
-from pgvector import Vector
 
 from conversations import selectors as conversation_selectors
+from core import selectors as core_selectors
 from core.concurrency import lock_workspaces, retry_on_conflict
 from core.errors import ApiError, Conflict, NotFound
 from core.models import Workspace
 from core.providers import get_embedder
 from core.safe_text import refuse_secrets
 from core.services import SYSTEM, Actor, audit_record
-from gaps import rules, sinks
-from core import selectors as core_selectors
 from entities import decisions
+from gaps import rules, selectors, sinks
 from gaps.models import CapabilityGap, GapEvidence, GapPolicy, GapRelevance, GapScanCursor, GapStatus
 from memory import selectors as memory_selectors
 from review.services import review_open
-from webhooks.services import webhooks_emit
+from webhooks.services import deliveries_erase, webhooks_emit
 
 # Two descriptions whose embeddings are this close (cosine distance) name the same need
 # ("export invoices as PDF" / "download my invoices in PDF format"); the need key catches the
@@ -119,18 +118,10 @@ def interactions_write_gaps(interactions: Sequence, drafts: GapDrafts | None) ->
 # --- recording an occurrence -------------------------------------------------------------------
 
 def _near(workspace_id: int, vector) -> CapabilityGap | None:
-    """The nearest gap of the workspace within MNEMO_GAP_SAME_NEED_DISTANCE, among the
-    index's NEAR_CANDIDATES nearest (bounded: never a scan of every gap)."""
-    most = settings.MNEMO_GAP_SAME_NEED_DISTANCE
-    with connection.cursor() as cursor:
-        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        cursor.execute(
-            f"SELECT id, embedding <=> %s::vector AS distance FROM gaps_capabilitygap "
-            f"WHERE workspace_id = %s AND embedding IS NOT NULL ORDER BY embedding <=> %s::vector "
-            f"LIMIT {NEAR_CANDIDATES}",
-            [Vector(vector).to_text(), workspace_id, Vector(vector).to_text()])
-        near = sorted((distance, pk) for pk, distance in cursor.fetchall() if distance <= most)
-    return CapabilityGap.objects.select_for_update().filter(pk=near[0][1]).first() if near else None
+    """The nearest gap of the workspace within MNEMO_GAP_SAME_NEED_DISTANCE, locked."""
+    near = selectors.gaps_nearest(workspace_id=workspace_id, vector=vector, candidates=NEAR_CANDIDATES,
+                                  max_distance=settings.MNEMO_GAP_SAME_NEED_DISTANCE)
+    return CapabilityGap.objects.select_for_update().filter(pk=near[0][0]).first() if near else None
 
 
 def _find_or_create(occurrence: Occurrence, key: str, vector) -> tuple[CapabilityGap, bool]:
@@ -197,15 +188,18 @@ def _record(occurrence: Occurrence, vector, *, actor: Actor) -> CapabilityGap:
         _sync_issue(gap, open=True, note="This came back after it was resolved: Mnemo saw the need again.")
     gap.updated_at = timezone.now()
     gap.save()
-    if gap.status == GapStatus.DETECTED and gap.frequency >= threshold_for(gap.workspace_id):
-        _todo(gap, workspace, actor)
+    _todo_if_due(gap, workspace, actor)
     if created:
         _open_review(gap)
     return gap
 
 
-def _todo(gap: CapabilityGap, workspace: Workspace, actor: Actor) -> None:
-    """Seed 002's auto-TODO: the built-in TODO list (always on) holds every gap in this state."""
+def _todo_if_due(gap: CapabilityGap, workspace: Workspace, actor: Actor) -> None:
+    """Seed 002's auto-TODO: an open gap seen the workspace's threshold times becomes a TODO
+    (the built-in list holds every gap in this state; the tracker and webhooks hear of it).
+    Called after every change of frequency or status."""
+    if gap.status != GapStatus.DETECTED or gap.frequency < threshold_for(gap.workspace_id):
+        return
     gap.status, gap.todo_created_at = GapStatus.TODO_CREATED, timezone.now()
     if not gap.todo_ref:
         gap.todo_ref = f"todo:{gap.pk}"
@@ -423,10 +417,10 @@ def gap_transition(*, gap: CapabilityGap, action: str, actor: Actor, reason: str
     gap.save()
     if action == "resolve":
         webhooks_emit(workspace_id=gap.workspace_id, event="gap.resolved", data=_event_data(gap))
-    audit_record(workspace=Workspace.objects.get(pk=gap.workspace_id), actor=actor, verb=f"gap.{action}", target=gap,
+    workspace = Workspace.objects.get(pk=gap.workspace_id)
+    audit_record(workspace=workspace, actor=actor, verb=f"gap.{action}", target=gap,
                  data={"from": previous, "to": gap.status, "reason": gap.reason if action in ("dismiss", "resolve") else ""})
-    if gap.status == GapStatus.DETECTED and gap.frequency >= threshold_for(gap.workspace_id):
-        _todo(gap, Workspace.objects.get(pk=gap.workspace_id), actor)
+    _todo_if_due(gap, workspace, actor)
     return gap
 
 
@@ -480,8 +474,7 @@ def _merge(*, source: CapabilityGap, target: CapabilityGap, actor: Actor, why: s
         "merged": source.pk, "merged_description": source.description, "into": target.description, "why": why,
         "frequency": target.frequency})
     source.delete()
-    if target.status == GapStatus.DETECTED and target.frequency >= threshold_for(target.workspace_id):
-        _todo(target, workspace, actor)
+    _todo_if_due(target, workspace, actor)
     return target
 
 
@@ -510,6 +503,9 @@ def gaps_erase(entity, interaction_ids: list[int]) -> dict[str, int]:
         gap.entity_id = asker.entity_id if asker else None
         gap.save(update_fields=["entity"])
     empty = CapabilityGap.objects.filter(pk__in=touched).exclude(evidence__isnull=False)
+    for workspace_id, gap_id in empty.values_list("workspace_id", "pk"):
+        # A gap named by the erased person's words: what webhooks copied of it goes too.
+        deliveries_erase(workspace_id=workspace_id, key="gap", ids=[gap_id])
     removed = empty.delete()[1].get("gaps.CapabilityGap", 0)
     for gap in CapabilityGap.objects.filter(pk__in=touched):
         _recount(gap)

@@ -15,6 +15,7 @@ from core.decorators import workspace_view
 from core.errors import ApiError
 from core.models import Role
 from core.pagination import page_number
+from core.quoting import around_quote
 from core.services import Actor
 from gaps import charts, rules, selectors, services
 from gaps.models import GapStatus
@@ -57,12 +58,9 @@ def todo_list(request):
 
 
 def _quoted(evidence) -> dict:
-    content = evidence.interaction.content if evidence.interaction else ""
-    if evidence.start is not None and evidence.end is not None and content[evidence.start:evidence.end] == evidence.quote:
-        parts = (content[:evidence.start], content[evidence.start:evidence.end], content[evidence.end:])
-    else:
-        parts = (content or evidence.quote, "", "")
-    return {"evidence": evidence, "before": parts[0][-400:], "quote": parts[1], "after": parts[2][:400]}
+    """The message split around the refusal, or an agent's report's own words."""
+    content = evidence.interaction.content if evidence.interaction else evidence.quote
+    return {"evidence": evidence, **around_quote(content, evidence.start, evidence.end, evidence.quote)}
 
 
 @workspace_view()

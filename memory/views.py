@@ -9,6 +9,7 @@ from core.decorators import workspace_view
 from core.errors import ApiError, NotFound
 from core.models import Role
 from core.pagination import page_number
+from core.quoting import around_quote
 from core.services import Actor
 from memory import selectors, services
 from memory.models import Certainty, Memory, MemoryStatus, MemoryType
@@ -43,12 +44,8 @@ def memory_list(request):
 
 def _quoted(evidence) -> dict:
     """The interaction's text split around the quoted span, so the page can mark it."""
-    content = evidence.interaction.content
-    if evidence.start is not None and evidence.end is not None and content[evidence.start:evidence.end] == evidence.quote:
-        parts = (content[:evidence.start], content[evidence.start:evidence.end], content[evidence.end:])
-    else:
-        parts = (content, "", "")
-    return {"evidence": evidence, "before": parts[0][-400:], "quote": parts[1], "after": parts[2][:400]}
+    return {"evidence": evidence,
+            **around_quote(evidence.interaction.content, evidence.start, evidence.end, evidence.quote)}
 
 
 @workspace_view()

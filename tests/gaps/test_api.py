@@ -19,6 +19,8 @@ from review.models import ReviewItem
 from mnemo.celery import app
 from tests.helpers import ApiClient, assert_error
 from tests.trackers.tracker_server import GITHUB_PROJECT, TOKEN, TrackerServer
+from webhooks.models import WebhookDelivery
+from webhooks.services import webhook_create
 
 pytestmark = pytest.mark.django_db
 
@@ -310,3 +312,16 @@ def test_an_entity_merge_moves_the_gaps_a_person_asked_for_and_a_split_moves_the
     gap.refresh_from_db()
     assert gap.entity_id == priya.pk
     assert set(GapEvidence.objects.filter(gap=gap).values_list("entity_id", flat=True)) == {priya.pk}
+
+
+def test_erasing_the_person_whose_words_named_a_gap_blanks_what_webhooks_copied_of_it(api, admin_api, workspace):
+    admin_api.put("/gaps/policy", {"todo_threshold": 1})
+    webhook_create(workspace=workspace, url="https://hooks.example.com/in", events=["gap.todo_created"],
+                   actor=services.SYSTEM)
+    process(log_exchange(api, *ASKED_THREE_WAYS[0], thread="t", at=T0))
+    [delivery] = WebhookDelivery.objects.all()
+    assert "invoices" in delivery.payload["data"]["description"]
+    entity_erase(entity=Entity.objects.get(workspace=workspace, name="priya"))
+    delivery.refresh_from_db()
+    assert delivery.payload["data"] == {"erased": True} and delivery.status == "failed"
+    assert not CapabilityGap.objects.exists()
