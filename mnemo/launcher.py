@@ -255,6 +255,11 @@ class Launcher:
             str(BIN / "gunicorn"), "mnemo.wsgi:application",
             "--bind", f"{self.host}:{self.port}", "--workers", web_workers, "--threads", "4",
             "--timeout", "60", "--graceful-timeout", "10", "--access-logfile", "-",
+            # gunicorn closes an idle kept-alive connection after 2 s by default: an agent that
+            # sends its next request about then races the close and gets no answer at all
+            # (the load bench's one "status 0" in ~1,450 requests, with 0.5–2 s between calls).
+            # Idle connections wait in gthread's poller, not on a thread, so a longer wait is cheap.
+            "--keep-alive", "75",
             "--access-logformat", ACCESS_LOG_FORMAT, "--logger-class", GUNICORN_LOGGER,
         ], env={"MNEMO_TORCH_THREADS": "1",  # the web only ever embeds one query at a time
                 "MNEMO_WARM_UP": "1"})  # the model loads at boot, not on the first query
