@@ -24,14 +24,17 @@ positives with their descriptions.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mnemo.settings")
 
 from bench import locomo_data  # noqa: E402  (needs the path above)
+from django.conf import settings  # noqa: E402  (the distances the app uses; no database)
 from bench.gaps_labelled import CONVERSATIONS  # noqa: E402
 from gaps.rules import Finding, Turn, detect, need_key, same_need_text  # noqa: E402
 
@@ -131,7 +134,12 @@ def embedding_groups(by_need: dict[str, list[Finding]]) -> None:
     for label, texts in (("the refusal (same_need_text: what the app embeds)",
                           [same_need_text(f.description, f.quote) for _, f in findings]),
                          ("the description (the request's words)", [f.description for _, f in findings])):
-        _replay(by_need, findings, embedder.embed(texts), label)
+        vectors = embedder.embed(texts)
+        _replay(by_need, findings, vectors, label)
+        if label.startswith("the refusal"):
+            rows = [(need_key(f.description), None) for _, f in findings]
+            needs = [need for need, _ in findings]
+            _suggestions(_replay_sightings(rows, vectors, settings.MNEMO_GAP_SAME_NEED_DISTANCE), needs, vectors)
 
 
 def _replay(by_need, findings, vectors, label: str) -> None:
@@ -160,7 +168,7 @@ def _replay(by_need, findings, vectors, label: str) -> None:
 
 def _replay_sightings(rows, vectors, most: float) -> list[list[int]]:
     """The app's grouping (need key, then the nearest gap's first vector within `most`) over
-    sightings in order; returns each gap's sighting indexes."""
+    sightings in order; returns each gap's sighting indexes (the first is the gap's vector)."""
     gaps: list[tuple[str, list[float], list[int]]] = []
     for index, ((key, _), vector) in enumerate(zip(rows, vectors)):
         target = next((g for g in gaps if g[0] == key), None)
@@ -207,6 +215,31 @@ def paraphrase_groups() -> None:
         print(f"  distance ≤ {most:.2f}: {len(groups)} gaps for {len(set(needs))} needs; needs in one gap {one};"
               f" gaps mixing needs {mixed}; pair recall {right}/{same} = {right / same:.2f},"
               f" pair precision {right}/{len(together)} = {(right / len(together)) if together else 1:.2f}")
+    _suggestions(_replay_sightings(rows, vectors, settings.MNEMO_GAP_SAME_NEED_DISTANCE), needs, vectors)
+
+
+def _suggestions(groups: list[list[int]], needs: list[str], vectors, limit: int = 3) -> None:
+    """What a reviewer is offered (gaps.selectors.gaps_similar): for each gap, the other gaps
+    within MNEMO_GAP_SUGGEST_DISTANCE of its first sighting, nearest first, at most `limit`.
+    Recall: of the gaps whose need has another gap, how many are offered one of them;
+    precision: of the offers, how many are the same need."""
+    most = settings.MNEMO_GAP_SUGGEST_DISTANCE
+    offered, right, first_right, with_offer, wanted, found = 0, 0, 0, 0, 0, 0
+    for g in groups:
+        near = sorted((1 - sum(a * b for a, b in zip(vectors[g[0]], vectors[h[0]])), needs[h[0]])
+                      for h in groups if h is not g)
+        near = [(d, need) for d, need in near if d <= most][:limit]
+        offered += len(near)
+        right += sum(1 for _, need in near if need == needs[g[0]])
+        with_offer += bool(near)
+        first_right += bool(near) and near[0][1] == needs[g[0]]
+        if any(needs[h[0]] == needs[g[0]] for h in groups if h is not g):
+            wanted += 1
+            found += any(need == needs[g[0]] for _, need in near)
+    print(f"  suggestions to merge (within {most:.2f}, top {limit}): {found}/{wanted} gaps with a same-need twin are"
+          f" offered it (recall {found / max(wanted, 1):.2f}); {right}/{offered} offers are the same need"
+          f" (precision {right / max(offered, 1):.2f}); the first offer is right for {first_right} of the"
+          f" {with_offer} gaps offered any")
 
 
 def locomo_false_positives(show: bool) -> None:

@@ -104,6 +104,11 @@ class GapDetailOut(GapOut):
     evidence: list[GapEvidenceOut]
 
 
+class SimilarGapOut(Schema):
+    gap: GapOut
+    similarity: float = Field(description="Cosine similarity of the two needs' embeddings, 0..1")
+
+
 class GapPage(Schema):
     count: int
     items: list[GapOut]
@@ -178,6 +183,19 @@ def get_gap(request: HttpRequest, gap_id: Id, options: Query[ReadOptions]):
     } for e in selectors.gap_evidence(gap=gap)]
     answer = GapDetailOut.model_validate({**_gap_out(gap), "evidence": evidence}).model_dump(mode="json")
     return _redacted(answer) if options.redact else answer
+
+
+@router.get("/gaps/{gap_id}/similar", response=list[SimilarGapOut], auth=require("read"),
+            summary="Gaps that may be the same need in other words")
+def similar_gaps(request: HttpRequest, gap_id: Id, options: Query[ReadOptions]):
+    """Suggestions to merge, nearest first (never merged without a person: see
+    POST /gaps/{id}/merge). Empty until the worker has embedded the gap."""
+    rows = [{"gap": _gap_out(other), "similarity": round(1 - distance, 3)}
+            for other, distance in selectors.gaps_similar(gap=_gap(request, gap_id))]
+    if options.redact:
+        for row in rows:
+            row["gap"] = _redacted(row["gap"])
+    return rows
 
 
 @router.patch("/gaps/{gap_id}", response=GapOut, auth=require("write"), summary="Rename a gap or change its category")

@@ -4,8 +4,9 @@ queue. Handlers change gap rows through gaps.services only."""
 
 from __future__ import annotations
 
+from core.errors import NotFound
 from core.services import Actor
-from gaps import services
+from gaps import selectors, services
 from gaps.models import CapabilityGap, GapEvidence, GapRelevance, GapStatus
 from review.registry import Description, Kind, waiting
 
@@ -40,9 +41,23 @@ def _reject(gap: CapabilityGap, actor: Actor, note: str) -> dict:
     return {"gap": gap.pk}
 
 
+def _merge(gap: CapabilityGap, into_id: int, actor: Actor, note: str) -> dict:
+    into = CapabilityGap.objects.filter(workspace_id=gap.workspace_id, pk=into_id).first()
+    if into is None:
+        raise NotFound("No such gap to merge into in this workspace.")
+    kept = services.gap_merge(source=gap, target=into, actor=actor)
+    return {"gap": gap.pk, "into": kept.pk}
+
+
+def _similar(gap: CapabilityGap, limit: int) -> list[dict]:
+    """Gaps that may be the same need in other words (gaps.selectors.gaps_similar)."""
+    return [{"id": other.pk, "text": other.description, "status": other.status, "type": other.category,
+             "score": round(1 - distance, 3)} for other, distance in selectors.gaps_similar(gap=gap, limit=limit)]
+
+
 KINDS = (
     Kind(name=services.REVIEW_KIND, label="Capability gap", load=_load, describe=_describe, approve=_approve,
          reject=_reject, edit_fields={"description": "what was asked for that the agents cannot do"},
-         approve_label="Confirm", reject_label="Won't fix",
+         merge=_merge, similar=_similar, approve_label="Confirm", reject_label="Won't fix",
          alive=lambda ids: set(CapabilityGap.objects.filter(pk__in=ids).values_list("pk", flat=True))),
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import connection
 from django.db.models import Count, QuerySet
 from django.db.models.functions import TruncDate
@@ -92,3 +93,16 @@ def open_gaps_near(*, workspace_id: int, vector, max_distance: float, limit: int
     near = gaps_nearest(workspace_id=workspace_id, vector=vector, max_distance=max_distance, candidates=10)
     gaps = {g.pk: g for g in CapabilityGap.objects.filter(pk__in=[pk for pk, _ in near], status__in=OPEN)}
     return [(gaps[pk], distance) for pk, distance in near if pk in gaps][:limit]
+
+
+def gaps_similar(*, gap: CapabilityGap, limit: int = 3) -> list[tuple[CapabilityGap, float]]:
+    """Other gaps of the workspace that may be the same need in other words, nearest first,
+    within MNEMO_GAP_SUGGEST_DISTANCE: suggestions for a person to merge. Empty until the
+    worker has embedded the gap."""
+    if gap.embedding is None:
+        return []
+    near = [(pk, d) for pk, d in gaps_nearest(workspace_id=gap.workspace_id, vector=gap.embedding,
+                                              max_distance=settings.MNEMO_GAP_SUGGEST_DISTANCE, candidates=limit + 5)
+            if pk != gap.pk]
+    found = CapabilityGap.objects.in_bulk([pk for pk, _ in near])
+    return [(found[pk], distance) for pk, distance in near if pk in found][:limit]

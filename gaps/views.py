@@ -3,6 +3,7 @@ with its evidence timeline and lifecycle actions, the TODO list, the TODO thresh
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ObjectDoesNotExist, ValidationError
 from django.core.paginator import Paginator
@@ -71,7 +72,9 @@ def gap_detail(request, gap_id: int):
                "chart": mark_safe(charts.sparkline(counts, width=360, height=48,  # noqa: S308 - numbers only
                                                    label=f"{sum(counts)} in the last {CHART_DAYS} days")),
                "can_decide": request.membership.allows(Role.REVIEWER), "categories": rules.CATEGORIES,
-               "threshold": services.threshold_for(request.workspace.pk), "days": CHART_DAYS}
+               "threshold": services.threshold_for(request.workspace.pk), "days": CHART_DAYS,
+               "same_need_percent": round(100 * (1 - settings.MNEMO_GAP_SAME_NEED_DISTANCE)),
+               "similar": [(other, round(100 * (1 - distance))) for other, distance in selectors.gaps_similar(gap=gap)]}
     return render(request, "gaps/detail.html", context)
 
 

@@ -120,6 +120,10 @@ MNEMO_CLAIM_LEASE_SECONDS = env_float("MNEMO_CLAIM_LEASE_SECONDS", 300.0)
 # one need said in other words.
 MNEMO_GAP_TODO_THRESHOLD = int(os.environ.get("MNEMO_GAP_TODO_THRESHOLD", "3"))
 MNEMO_GAP_SAME_NEED_DISTANCE = env_float("MNEMO_GAP_SAME_NEED_DISTANCE", 0.25)
+# Gaps this close are offered to reviewers as "possibly the same need" (never merged without
+# a person): on the labelled set two sightings of one need lie at a median of 0.33, on the
+# blind paraphrase set 0.49, and different needs mostly beyond 0.66 (bench/RESULTS.md).
+MNEMO_GAP_SUGGEST_DISTANCE = env_float("MNEMO_GAP_SUGGEST_DISTANCE", 0.6)
 # A pack warns of an open gap whose need lies this close to the query (cosine distance).
 MNEMO_PACK_GAP_MAX_DISTANCE = env_float("MNEMO_PACK_GAP_MAX_DISTANCE", 0.45)
 # An issue tracker for capability-gap TODOs (trackers/): off unless a kind is set. The
