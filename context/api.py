@@ -21,9 +21,12 @@ def _scope(request, payload: RecallIn) -> dict:
         entity_get(workspace=request.workspace, entity_id=payload.entity)
     if payload.conversation is not None:
         conversation_get(workspace=request.workspace, conversation_id=payload.conversation)
+    if payload.agent is not None:
+        entity_get(workspace=request.workspace, entity_id=payload.agent)
     return {"query": payload.query, "workspace_id": request.workspace.pk,
             "types": tuple(payload.types) if payload.types else None, "entity_id": payload.entity,
-            "conversation_id": payload.conversation, "channel": payload.channel, "limit": payload.limit,
+            "conversation_id": payload.conversation, "channel": payload.channel, "agent_id": payload.agent,
+            "metadata": payload.metadata, "limit": payload.limit,
             "min_confidence": payload.min_confidence, "include_candidates": payload.include_candidates,
             "recency_weight": payload.recency_weight, "as_of": payload.as_of}
 

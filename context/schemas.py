@@ -1,16 +1,19 @@
+import json
 from datetime import datetime
 from typing import Literal
 from uuid import UUID
 
 from ninja import Schema
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, field_validator
 
 from context.services import RECALL_TYPES
 from core.input_types import AwareTimestamp, Id
 
+# A filter names a few keys ({"run_id": "…"}); a bigger one is a mistake, not a query.
+METADATA_FILTER_BYTES = 2048
 RecallType = Literal[RECALL_TYPES]  # the kinds context.services accepts, listed in the schema
 
-from core.safe_text import SafeStr
+from core.safe_text import SafeJson, SafeStr
 
 
 class RecallIn(Schema):
@@ -21,12 +24,23 @@ class RecallIn(Schema):
     entity: Id | None = None
     conversation: Id | None = None
     channel: SafeStr | None = Field(None, max_length=40)
+    agent: Id | None = Field(None, description="Only what the API keys bound to this agent entity logged, "
+                                               "and what was derived from it")
+    metadata: SafeJson | None = Field(None, description='Only messages whose metadata contains this JSON object '
+                                                        '(e.g. {"run_id": "r-42"}), and what was derived from them')
     limit: int = Field(10, ge=1, le=100)
     min_confidence: float | None = Field(None, ge=0, le=1)
     include_candidates: bool = False
     recency_weight: float | None = Field(None, ge=0, le=10)
     as_of: AwareTimestamp | None = None
     redact: bool = False
+
+    @field_validator("metadata")
+    @classmethod
+    def _metadata_small(cls, value: dict | None) -> dict | None:
+        if value is not None and len(json.dumps(value, default=str).encode()) > METADATA_FILTER_BYTES:
+            raise ValueError(f"the metadata filter is over {METADATA_FILTER_BYTES} bytes as JSON")
+        return value
 
 
 class ContextIn(RecallIn):

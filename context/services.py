@@ -31,6 +31,7 @@ from conversations.search import summary_sources
 from conversations.selectors import interaction_contents
 from core.concepts import concepts as text_concepts
 from core.providers import get_embedder, get_token_counter
+from core import selectors as core_selectors
 from core.search import MEMORY_TYPES, Filters, Hit
 from core.services import Actor
 from entities.search import entities_named
@@ -55,6 +56,10 @@ class RecallRequest:
     entity_id: int | None = None
     conversation_id: int | None = None
     channel: str | None = None
+    # Issue 20: what the keys bound to this agent entity logged; messages whose metadata
+    # contains this object.
+    agent_id: int | None = None
+    metadata: dict | None = None
     limit: int = 10
     min_confidence: float | None = None
     include_candidates: bool = False
@@ -110,6 +115,13 @@ def _validate(request: RecallRequest) -> None:
         raise ValidationError({"min_confidence": "Confidence lies between 0 and 1."})
     if request.recency_weight is not None and request.recency_weight < 0:
         raise ValidationError({"recency_weight": "The recency weight is not negative."})
+
+
+def _agent_keys(request: RecallRequest) -> tuple[int, ...] | None:
+    """The API keys bound to the requested agent (none bound: nothing matches)."""
+    if request.agent_id is None:
+        return None
+    return tuple(core_selectors.api_keys_of_agent(workspace_id=request.workspace_id, agent_id=request.agent_id))
 
 
 def _links(workspace_id: int, query_concepts: frozenset[str]) -> dict[tuple[str, str], float]:
@@ -202,6 +214,7 @@ def ranked(request: RecallRequest, *, meanwhile: Callable[[list[int]], object] |
     filters = Filters(
         workspace_id=request.workspace_id, entity_id=request.entity_id, conversation_id=request.conversation_id,
         channel=request.channel, min_confidence=request.min_confidence,
+        api_key_ids=_agent_keys(request), metadata=request.metadata or None,
         include_candidates=request.include_candidates, as_of=request.as_of, memory_types=memory_types,
         bare_entities=bool(request.types and "entity" in request.types))
     query_concepts = text_concepts(request.query)
@@ -411,7 +424,8 @@ def context_pack(request: PackRequest, *, actor: Actor) -> PackLog:
 
 def _params(request: PackRequest) -> dict:
     return {"types": list(request.types or []), "entity": request.entity_id, "conversation": request.conversation_id,
-            "channel": request.channel, "min_confidence": request.min_confidence,
+            "channel": request.channel, "agent": request.agent_id, "metadata": request.metadata,
+            "min_confidence": request.min_confidence,
             "include_candidates": request.include_candidates, "recency_weight": request.recency_weight,
             "budgets": request.budgets, "session": request.session}
 

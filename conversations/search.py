@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from django.db import connection
 
-from core.search import Filters, Hit, SearchKind, any_word, aware, nearest, text_match, utc
+from core.search import Filters, Hit, SearchKind, any_word, aware, message_scope, nearest, text_match, utc
 
 
 def interaction_filters(f: Filters, alias: str = "i") -> tuple[str, list]:
@@ -18,7 +18,8 @@ def interaction_filters(f: Filters, alias: str = "i") -> tuple[str, list]:
     if f.as_of:
         where.append(f"{alias}.created_at <= %s")
         params.append(f.as_of)
-    return " AND ".join(where), params
+    scope, scope_params = message_scope(f, alias)
+    return " AND ".join(where + scope), params + scope_params
 
 
 def interaction_dense(cursor, f: Filters, where: str, params: list, vector: str) -> list[tuple[int, float]]:
@@ -71,6 +72,11 @@ def summaries(cursor, f: Filters, lexemes: list[str], conversations: set[int] | 
         where.append("EXISTS (SELECT 1 FROM conversations_interaction ci WHERE ci.conversation_id = c.id "
                      "AND ci.entity_id = %s)")
         params.append(f.entity_id)
+    scope, scope_params = message_scope(f, "cs")
+    if scope:  # a conversation in which the agent logged (or a message carries the metadata)
+        where.append("EXISTS (SELECT 1 FROM conversations_interaction cs WHERE cs.conversation_id = c.id AND "
+                     f"{' AND '.join(scope)})")
+        params += scope_params
     if f.as_of:
         where.append("s.created_at <= %s")
         params.append(f.as_of)

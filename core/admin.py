@@ -87,7 +87,7 @@ class ApiKeyCreateForm(SecretRefusingForm):
 
     class Meta:
         model = ApiKey
-        fields = ["workspace", "name", "scopes", "expires_at"]
+        fields = ["workspace", "name", "scopes", "expires_at", "agent"]
 
     def clean_scopes(self) -> list[str]:
         try:
@@ -108,6 +108,7 @@ class ApiKeyAdmin(GuardedAdmin):
     list_filter = ["workspace"]
     search_fields = ["name", "prefix"]
     actions = ["revoke"]
+    raw_id_fields = ["agent"]  # a workspace may hold a million entities: an id, checked by ApiKey.clean
 
     @admin.display(description="scopes")
     def scope_list(self, obj: ApiKey) -> str:
@@ -120,9 +121,9 @@ class ApiKeyAdmin(GuardedAdmin):
 
     def get_fields(self, request, obj=None):
         if obj is None:
-            return ["workspace", "name", "scopes", "expires_at"]
-        return ["workspace", "name", "prefix", "scope_list", "created_by", "created_at", "last_used_at", "expires_at",
-                "revoked_at"]
+            return ["workspace", "name", "scopes", "expires_at", "agent"]
+        return ["workspace", "name", "prefix", "scope_list", "agent", "created_by", "created_at", "last_used_at",
+                "expires_at", "revoked_at"]
 
     def get_readonly_fields(self, request, obj=None):
         if obj is None:
@@ -132,12 +133,18 @@ class ApiKeyAdmin(GuardedAdmin):
 
     def save_model(self, request, obj, form, change):
         if change:
+            rebound = "agent" in form.changed_data
+            agent_id, obj.agent_id = obj.agent_id, ApiKey.objects.get(pk=obj.pk).agent_id if rebound else obj.agent_id
             super().save_model(request, obj, form, change)
+            if rebound:  # audited, like a binding through the API
+                services.api_key_bind(api_key=obj, agent_id=agent_id, actor=services.Actor.for_user(request.user))
             return
         api_key, plaintext = services.api_key_create(
             workspace=obj.workspace, name=obj.name, scopes=obj.scopes,
             actor=services.Actor.for_user(request.user), expires_at=obj.expires_at,
         )
+        if obj.agent_id:
+            services.api_key_bind(api_key=api_key, agent_id=obj.agent_id, actor=services.Actor.for_user(request.user))
         # The admin goes on with `obj` (its "was added" message, the history entry, the
         # redirect): it must be the stored row, or it reads "mn__…" with no prefix.
         for field in ApiKey._meta.concrete_fields:

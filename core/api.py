@@ -1,3 +1,4 @@
+from django.db import transaction
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 from ninja import Query, Router, Status
@@ -7,6 +8,7 @@ from core import health, layers, selectors, services
 from core.auth import require
 from core.input_types import Id
 from core.schemas import (
+    ApiKeyBindIn,
     ApiKeyCreatedOut,
     ApiKeyIn,
     ApiKeyOut,
@@ -57,11 +59,21 @@ def list_keys(request: HttpRequest):
 
 @router.post("/keys", response={201: ApiKeyCreatedOut}, auth=require("admin"), tags=["keys"], summary="Create an API key")
 def create_key(request: HttpRequest, payload: ApiKeyIn):
-    api_key, plaintext = services.api_key_create(
-        workspace=request.workspace, name=payload.name, scopes=list(payload.scopes),
-        expires_at=payload.expires_at, actor=services.Actor.for_api_key(request.auth),
-    )
+    actor = services.Actor.for_api_key(request.auth)
+    with transaction.atomic():  # an unknown agent leaves no key behind
+        api_key, plaintext = services.api_key_create(workspace=request.workspace, name=payload.name,
+                                                     scopes=list(payload.scopes), expires_at=payload.expires_at,
+                                                     actor=actor)
+        if payload.agent is not None:
+            services.api_key_bind(api_key=api_key, agent_id=payload.agent, actor=actor)
     return Status(201, {**ApiKeyOut.from_orm(api_key).model_dump(), "key": plaintext})
+
+
+@router.put("/keys/{key_id}/agent", response=ApiKeyOut, auth=require("admin"), tags=["keys"],
+            summary="Bind an API key to the agent entity it writes for")
+def bind_key(request: HttpRequest, key_id: Id, payload: ApiKeyBindIn):
+    api_key = get_object_or_404(selectors.api_key_list(workspace=request.workspace), pk=key_id)
+    return services.api_key_bind(api_key=api_key, agent_id=payload.agent, actor=services.Actor.for_api_key(request.auth))
 
 
 @router.post("/keys/{key_id}/revoke", response=ApiKeyOut, auth=require("admin"), tags=["keys"], summary="Revoke an API key")

@@ -14,6 +14,7 @@ from django.http import HttpRequest
 from ninja.security.http import HttpAuthBase
 
 from core import ratelimit
+from core.logging import api_key_var
 from core.models import ApiKey, Scope
 from core.services import api_key_rejection_record, api_key_verify
 
@@ -51,6 +52,7 @@ class ApiKeyAuth(HttpAuthBase):
         if not api_key.has_scope(self.scope):
             raise MissingScope(self.scope)
         request.workspace = api_key.workspace
+        api_key_var.set(api_key.pk)
         return api_key
 
 

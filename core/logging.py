@@ -16,6 +16,10 @@ from gunicorn import glogging
 from core.privacy import find_secrets
 
 request_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
+# Issue 20: the id of the API key the request authenticated with (core.auth sets it), so a
+# review item opened deep inside a service knows which agent proposed it. None for pages,
+# jobs and the worker.
+api_key_var: contextvars.ContextVar[int | None] = contextvars.ContextVar("api_key", default=None)
 
 # A client may pass its own id; accept only short, harmless ones so logs stay clean.
 _CLIENT_ID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
@@ -35,12 +39,13 @@ class RequestIdMiddleware:
         supplied = request.headers.get(self.header, "")
         request_id = supplied if _CLIENT_ID.match(supplied) else new_request_id()
         request.request_id = request_id
-        token = request_id_var.set(request_id)
+        token, key_token = request_id_var.set(request_id), api_key_var.set(None)
         started = time.perf_counter()
         try:
             response = self.get_response(request)
         finally:
             request_id_var.reset(token)
+            api_key_var.reset(key_token)
         response[self.header] = request_id
         # Server time without the network or the client: what benchmarks report as server-side.
         response["Server-Timing"] = f"app;dur={(time.perf_counter() - started) * 1000:.2f}"

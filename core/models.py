@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
 
@@ -71,6 +72,10 @@ class ApiKey(models.Model):
     last_used_at = models.DateTimeField(null=True, blank=True)
     expires_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    # Issue 20: the agent entity this key acts for ("triage-bot"), when bound: what it writes
+    # is shown as proposed by that agent, and recall can be narrowed to it (`agent`).
+    agent = models.ForeignKey("entities.Entity", null=True, blank=True, on_delete=models.SET_NULL,
+                              related_name="api_keys", help_text="The agent this key writes for, if any.")
 
     class Meta:
         verbose_name = "API key"
@@ -81,6 +86,16 @@ class ApiKey(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} (mn_{self.prefix}_…)"
+
+    @property
+    def writer_label(self) -> str:
+        """Who writes with this key, in words: "triage-bot (key ingest, mn_ab12…)"."""
+        agent = self.agent.name if self.agent_id and self.agent else ""
+        return f"{agent} (key {self.name}, mn_{self.prefix}…)" if agent else f"key {self.name} (mn_{self.prefix}…)"
+
+    def clean(self) -> None:
+        if self.agent_id and self.workspace_id and self.agent.workspace_id != self.workspace_id:
+            raise ValidationError({"agent": "The agent must be an entity of the key's workspace."})
 
     def is_active(self, now=None) -> bool:
         now = now or timezone.now()

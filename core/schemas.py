@@ -2,9 +2,9 @@ from datetime import datetime
 from typing import Annotated, Literal
 
 from ninja import FilterLookup, FilterSchema, Schema
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
-from core.input_types import AwareTimestamp
+from core.input_types import AwareTimestamp, Id
 
 from core.safe_text import SafeStr
 
@@ -45,6 +45,12 @@ class ApiKeyIn(Schema):
     name: SafeStr = Field(min_length=1, max_length=200)
     scopes: list[Literal["read", "write", "admin"]] = Field(min_length=1)
     expires_at: AwareTimestamp | None = None
+    agent: Id | None = Field(None, description="The agent entity this key writes for (its writes are shown as that agent's)")
+
+
+class ApiKeyBindIn(Schema):
+    model_config = ConfigDict(extra="forbid")
+    agent: Id | None = Field(description="An entity of this workspace, or null to unbind")
 
 
 class ApiKeyOut(Schema):
@@ -56,6 +62,7 @@ class ApiKeyOut(Schema):
     last_used_at: datetime | None
     expires_at: datetime | None
     revoked_at: datetime | None
+    agent_id: int | None
 
 
 class ApiKeyCreatedOut(ApiKeyOut):

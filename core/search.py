@@ -9,6 +9,7 @@ composes recall from them. Only reads here."""
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 import time
@@ -32,6 +33,10 @@ class Filters:
     entity_id: int | None = None
     conversation_id: int | None = None
     channel: str | None = None
+    # Issue 20: only what these API keys logged (the keys bound to one agent), and only
+    # messages whose metadata contains this JSON object ({"run_id": "…"}).
+    api_key_ids: tuple[int, ...] | None = None
+    metadata: dict | None = None
     min_confidence: float | None = None
     include_candidates: bool = False
     as_of: datetime | None = None
@@ -251,7 +256,21 @@ def nearest(cursor, f: Filters, pk: str, embedding: str, rows: str, params: list
 
 def narrowed(f: Filters) -> bool:
     return bool(f.entity_id or f.conversation_id or f.channel or f.as_of or f.min_confidence
-                or set(f.memory_types) != set(MEMORY_TYPES))
+                or f.api_key_ids is not None or f.metadata or set(f.memory_types) != set(MEMORY_TYPES))
+
+
+def message_scope(f: Filters, alias: str) -> tuple[list[str], list]:
+    """Conditions on a message (a conversations_interaction row named `alias`) that the
+    agent and metadata filters ask for; each kind applies them to the messages it stands on
+    (an interaction itself, a memory's or an entity's evidence, a summary's conversation)."""
+    where, params = [], []
+    if f.api_key_ids is not None:
+        where.append(f"{alias}.api_key_id = ANY(%s)")
+        params.append(list(f.api_key_ids))
+    if f.metadata:
+        where.append(f"{alias}.metadata @> %s::jsonb")
+        params.append(json.dumps(f.metadata))
+    return where, params
 
 
 def ranked(hits: dict[int, Hit], dense: list[tuple[int, float]], lexical: list[int]) -> dict[int, Hit]:

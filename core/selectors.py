@@ -26,6 +26,12 @@ def api_key_list(*, workspace: Workspace) -> QuerySet[ApiKey]:
     return ApiKey.objects.filter(workspace=workspace)
 
 
+def api_keys_of_agent(*, workspace_id: int, agent_id: int) -> list[int]:
+    """Ids of the workspace's keys bound to the agent entity, revoked ones included: what
+    they logged before they were revoked is still the agent's."""
+    return list(ApiKey.objects.filter(workspace_id=workspace_id, agent_id=agent_id).values_list("pk", flat=True))
+
+
 def api_keys_active_count(*, workspace: Workspace) -> int:
     now = timezone.now()
     return (ApiKey.objects.filter(workspace=workspace, revoked_at__isnull=True)
@@ -37,7 +43,8 @@ def audit_events(*, workspace: Workspace) -> QuerySet[AuditEvent]:
 
 
 def audit_recent(*, workspace: Workspace, limit: int = 20) -> list[AuditEvent]:
-    return list(AuditEvent.objects.filter(workspace=workspace).order_by("-at", "-id")[:limit])
+    return list(AuditEvent.objects.filter(workspace=workspace).select_related("actor_api_key__agent")
+                .order_by("-at", "-id")[:limit])
 
 
 def worker_last_seen() -> WorkerHeartbeat | None:

@@ -17,6 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
+from core.errors import NotFound
 from core.logging import request_id_var
 from core.models import ApiKey, AuditEvent, Membership, Role, Scope, WorkerHeartbeat, Workspace
 from core.safe_text import refuse_secrets
@@ -43,7 +44,8 @@ class Actor:
 
     @classmethod
     def for_api_key(cls, api_key: ApiKey) -> Actor:
-        return cls(api_key=api_key, label=f"key:{api_key.name} (mn_{api_key.prefix})")
+        agent = f"agent:{api_key.agent.name} via " if api_key.agent_id and api_key.agent else ""
+        return cls(api_key=api_key, label=f"{agent}key:{api_key.name} (mn_{api_key.prefix})")
 
 
 SYSTEM = Actor()
@@ -175,6 +177,23 @@ def api_key_create(
 
 
 @transaction.atomic
+def api_key_bind(*, api_key: ApiKey, agent_id: int | None, actor: Actor = SYSTEM) -> ApiKey:
+    """Bind the key to an agent entity of its workspace (None unbinds): what the key writes
+    from now on, and what it wrote before, is shown as that agent's. NotFound for an entity
+    of another workspace."""
+    agent = None
+    if agent_id is not None:
+        # The entity model through the relation: core stands below the entities layer.
+        agent = ApiKey.agent.field.related_model.objects.filter(workspace_id=api_key.workspace_id, pk=agent_id).first()
+        if agent is None:
+            raise NotFound("No such entity in this workspace.")
+    api_key.agent = agent
+    api_key.save(update_fields=["agent"])
+    audit_record(workspace=api_key.workspace, actor=actor, verb="api_key.bind", target=api_key,
+                 data={"agent": agent_id, "agent_name": agent.name if agent else ""})
+    return api_key
+
+
 def api_key_revoke(*, api_key: ApiKey, actor: Actor = SYSTEM) -> ApiKey:
     if api_key.revoked_at is None:
         api_key.revoked_at = timezone.now()
@@ -202,7 +221,7 @@ def api_key_verify(plaintext: str) -> ApiKey | None:
     prefix = _key_prefix(plaintext)
     if not prefix:
         return None
-    api_key = ApiKey.objects.select_related("workspace").filter(prefix=prefix).first()
+    api_key = ApiKey.objects.select_related("workspace", "agent").filter(prefix=prefix).first()
     if api_key is None or not hmac.compare_digest(api_key.hash, _hash_key(plaintext)):
         return None
     now = timezone.now()
@@ -221,7 +240,7 @@ def api_key_rejection_record(*, presented: str, client_address: str) -> AuditEve
     and the prefix, never the secret. The failed-authentication rate limit bounds how many
     rows one address can add (core/ratelimit.py)."""
     prefix = _key_prefix(presented)
-    api_key = ApiKey.objects.select_related("workspace").filter(prefix=prefix).first() if prefix else None
+    api_key = ApiKey.objects.select_related("workspace", "agent").filter(prefix=prefix).first() if prefix else None
     if api_key is None:
         reason = "unknown_key" if prefix else "malformed"
     elif not hmac.compare_digest(api_key.hash, _hash_key(presented)):

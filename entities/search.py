@@ -9,7 +9,7 @@ import re
 from django.db import connection
 
 from core import search as hybrid
-from core.search import Filters, Hit, SearchKind, aware, decided_filters, utc
+from core.search import Filters, Hit, SearchKind, aware, decided_filters, message_scope, utc
 from entities import texts
 
 # Entity cards and relationships cite the messages that support them: the most recent few
@@ -33,6 +33,12 @@ def entity_filters(f: Filters) -> tuple[str, list]:
                 AND (ci.entity_id = e.id OR ci.id IN (SELECT ev.interaction_id FROM entities_entityevidence ev
                                                       WHERE ev.entity_id = e.id)))""")
             params.append(value)
+    scope, scope_params = message_scope(f, "cs")
+    if scope:
+        where.append(f"""EXISTS (SELECT 1 FROM conversations_interaction cs WHERE {' AND '.join(scope)}
+            AND (cs.entity_id = e.id OR cs.id IN (SELECT ev.interaction_id FROM entities_entityevidence ev
+                                                  WHERE ev.entity_id = e.id)))""")
+        params += scope_params
     if f.min_confidence is not None:
         where.append("e.confidence >= %s")
         params.append(f.min_confidence)
@@ -77,6 +83,11 @@ def relationship_filters(f: Filters) -> tuple[str, list]:
             where.append(f"EXISTS (SELECT 1 FROM conversations_interaction ci WHERE ci.id = r.evidence_id "
                          f"AND ci.{column} = %s)")
             params.append(value)
+    scope, scope_params = message_scope(f, "cs")
+    if scope:
+        where.append(f"EXISTS (SELECT 1 FROM conversations_interaction cs WHERE cs.id = r.evidence_id "
+                     f"AND {' AND '.join(scope)})")
+        params += scope_params
     if f.min_confidence is not None:
         where.append("r.confidence >= %s")
         params.append(f.min_confidence)

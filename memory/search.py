@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from core.search import Filters, Hit, SearchKind, aware, utc
+from core.search import Filters, Hit, SearchKind, aware, message_scope, utc
 
 
 def memory_filters(f: Filters) -> tuple[str, list]:
@@ -32,6 +32,11 @@ def memory_filters(f: Filters) -> tuple[str, list]:
         where.append("EXISTS (SELECT 1 FROM memory_memoryevidence ev JOIN conversations_interaction ci "
                      "ON ci.id = ev.interaction_id WHERE ev.memory_id = m.id AND ci.channel = %s)")
         params.append(f.channel)
+    scope, scope_params = message_scope(f, "cs")
+    if scope:  # a memory stands on the messages it cites
+        where.append("EXISTS (SELECT 1 FROM memory_memoryevidence ev JOIN conversations_interaction cs "
+                     f"ON cs.id = ev.interaction_id WHERE ev.memory_id = m.id AND {' AND '.join(scope)})")
+        params += scope_params
     if f.min_confidence is not None:
         where.append("m.confidence >= %s")
         params.append(f.min_confidence)

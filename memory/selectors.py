@@ -64,7 +64,7 @@ def memory_get(*, workspace: Workspace, memory_id: int) -> Memory:
 
 
 def memory_evidence(*, memory: Memory) -> list[MemoryEvidence]:
-    return list(memory.evidence.select_related("interaction").order_by("interaction__occurred_at", "interaction_id"))
+    return list(memory.evidence.select_related("interaction__api_key__agent").order_by("interaction__occurred_at", "interaction_id"))
 
 
 def memory_versions(*, memory: Memory) -> list[Memory]:
@@ -89,7 +89,7 @@ def memory_history(*, memory: Memory) -> list[AuditEvent]:
     if graduations:
         about |= Q(target_type="memory.graduation", target_id__in=graduations)
     return list(AuditEvent.objects.filter(workspace_id=memory.workspace_id).filter(about)
-                .select_related("actor_user").order_by("at", "id"))
+                .select_related("actor_user", "actor_api_key__agent").order_by("at", "id"))
 
 
 def memory_similar(*, memory: Memory, limit: int = 5) -> list[Memory]:

@@ -38,8 +38,17 @@ def candidate_out(item: ReviewItem) -> dict:
         "entity_id": item.entity_id, "rule": item.rule, "prompt_version": item.prompt_version,
         "confidence": item.confidence, "status": item.status, "decision": item.decision, "result": item.result,
         "decided_by": item.decided_label, "decided_at": item.decided_at, "note": item.note,
-        "created_at": item.created_at,
+        "created_at": item.created_at, "proposed_by": proposer_out(item.proposer_key),
     }
+
+
+def proposer_out(api_key) -> dict | None:
+    """The agent (and key) that proposed an item or logged its message; never the secret."""
+    if api_key is None:
+        return None
+    return {"key_id": api_key.pk, "key_name": api_key.name, "key_prefix": api_key.prefix,
+            "agent_id": api_key.agent_id, "agent": api_key.agent.name if api_key.agent_id else None,
+            "label": api_key.writer_label}
 
 
 def claim_out(claim: Claim) -> dict:

@@ -99,6 +99,9 @@ class ReviewItem(Decided):
     # Every item opened since claims exist has one; items decided before have none.
     claim = models.ForeignKey(Claim, null=True, blank=True, on_delete=models.SET_NULL, related_name="items")
     rule = models.CharField(max_length=120, blank=True, help_text='The rule or model that proposed it ("api" for agents).')
+    # Issue 20: the API key whose call proposed it (remember, report a gap, create an entity);
+    # for what the worker derived from a message, the key that logged the message says who.
+    api_key = models.ForeignKey("core.ApiKey", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     prompt_version = models.CharField(max_length=40, blank=True)
     confidence = models.FloatField(default=0.5)
     status = models.CharField(max_length=16, choices=ReviewStatus.choices, default=ReviewStatus.PENDING)
@@ -126,3 +129,12 @@ class ReviewItem(Decided):
     @property
     def is_pending(self) -> bool:
         return self.status == ReviewStatus.PENDING
+
+    @property
+    def proposer_key(self):
+        """The API key that proposed the item, or logged the message it was derived from;
+        None for people's and jobs' own proposals. Selectors select_related both ways."""
+        if self.api_key_id:
+            return self.api_key
+        interaction = self.source_interaction if self.source_interaction_id else None
+        return interaction.api_key if interaction is not None and interaction.api_key_id else None

@@ -27,6 +27,15 @@ class CandidateFilter(Schema):
     newer_than_hours: Hours | None = Field(None, description="Only items opened within this many hours.")
 
 
+class ProposerOut(Schema):
+    key_id: int
+    key_name: str
+    key_prefix: str
+    agent_id: int | None = Field(description="The agent entity the key is bound to, if any")
+    agent: str | None
+    label: str = Field(description='In words: "triage-bot (key ingest, mn_ab12…)"')
+
+
 class CandidateOut(Schema):
     id: int
     kind: str
@@ -47,6 +56,8 @@ class CandidateOut(Schema):
     decided_at: datetime | None
     note: str
     created_at: datetime
+    proposed_by: ProposerOut | None = Field(
+        description="The API key (and its agent) whose call proposed the item or logged its source message")
 
 
 class ClaimFilter(Schema):

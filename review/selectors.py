@@ -60,12 +60,16 @@ def review_items(*, workspace: Workspace | int, filters: ItemFilter | None = Non
         rows = rows.filter(created_at__lte=now - timedelta(hours=f.older_than_hours))
     if f.newer_than_hours is not None:
         rows = rows.filter(created_at__gte=now - timedelta(hours=f.newer_than_hours))
-    return rows.order_by("-created_at", "source_interaction_id", "id")
+    return rows.select_related(*PROPOSER).order_by("-created_at", "source_interaction_id", "id")
+
+
+# What ReviewItem.proposer_key reads: the proposing key and the logging key, with their agents.
+PROPOSER = ("api_key__agent", "source_interaction__api_key__agent")
 
 
 def review_item_get(*, workspace: Workspace, item_id: int) -> ReviewItem:
     """The item, or ReviewItem.DoesNotExist (→ 404) when it belongs to another workspace."""
-    return ReviewItem.objects.select_related("decided_by").get(workspace=workspace, pk=item_id)
+    return ReviewItem.objects.select_related("decided_by", *PROPOSER).get(workspace=workspace, pk=item_id)
 
 
 def decided_target_ids(*, kind: str) -> set[int]:
@@ -104,7 +108,7 @@ def claims(*, workspace: Workspace | int, status: str | None = ClaimStatus.PENDI
         facets = review_items(workspace=workspace_id, filters=replace(f, status=facet_status))
         rows = rows.filter(pk__in=facets.order_by().values("claim_id"))
     return (rows.select_related("source_interaction")
-            .prefetch_related(Prefetch("items", queryset=ReviewItem.objects.order_by("pk")))
+            .prefetch_related(Prefetch("items", queryset=ReviewItem.objects.select_related(*PROPOSER).order_by("pk")))
             .order_by("-created_at", "-id"))
 
 

@@ -24,6 +24,7 @@ from django.utils import timezone
 from core import privacy
 from core.concurrency import retry_on_conflict
 from core.errors import ApiError, Conflict
+from core.logging import api_key_var
 from core.safe_text import refuse_secrets
 from core.services import SYSTEM, Actor, audit_record, audit_record_many
 from review.claims import OpenClaim, claim_join
@@ -48,7 +49,7 @@ def _item(workspace_id: int, kind: str, target, overrides: dict | None = None) -
         workspace_id=workspace_id, kind=kind, target_id=target.pk, item_type=d.item_type[:60], text=d.text,
         proposal=d.proposal, source_interaction_id=d.source_interaction_id, span_start=start, span_end=end,
         entity_id=d.entity_id, rule=d.rule[:120], prompt_version=d.prompt_version[:40],
-        confidence=min(1.0, max(0.0, float(d.confidence))),
+        confidence=min(1.0, max(0.0, float(d.confidence))), api_key_id=api_key_var.get(),
     )
 
 

@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from core import layers
 from core.errors import Conflict
+from core.models import ApiKey
 from core.services import SYSTEM, Actor, audit_record
 from entities.models import Entity, EntityEvidence, EntityMerge, EntityStatus, Identity, ProfileValue, Relationship
 
@@ -41,6 +42,8 @@ def _moves(source: Entity, target: Entity) -> dict[str, list[int]]:
         "evidence": _move(EntityEvidence, "entity", source, target, exclude={
             "interaction_id__in": EntityEvidence.objects.filter(entity=target).values("interaction_id"),
         }),
+        # Keys that write for the source agent write for the merged one (issue 20).
+        "api_keys": _move(ApiKey, "agent", source, target),
     }
     return {**moved, **layers.move(source, target)}
 
@@ -49,7 +52,7 @@ def _moves(source: Entity, target: Entity) -> dict[str, list[int]]:
 _FIELDS = {
     "identities": (Identity, "entity"), "profile_values": (ProfileValue, "entity"),
     "relationships_out": (Relationship, "subject"), "relationships_in": (Relationship, "object"),
-    "evidence": (EntityEvidence, "entity"),
+    "evidence": (EntityEvidence, "entity"), "api_keys": (ApiKey, "agent"),
 }
 
 

@@ -229,7 +229,8 @@ def test_an_admin_key_creates_a_key_that_works_and_is_audited(admin_api, workspa
 def test_listing_keys_never_shows_a_secret(admin_api):
     listing = admin_api.get("/keys").json()
     assert listing["count"] == 1
-    assert set(listing["items"][0]) == {"id", "name", "prefix", "scopes", "created_at", "last_used_at", "expires_at", "revoked_at"}
+    assert set(listing["items"][0]) == {"id", "name", "prefix", "scopes", "created_at", "last_used_at", "expires_at", "revoked_at",
+                                          "agent_id"}
 
 
 def test_revoking_a_key_through_the_api(admin_api, workspace, make_key):
