@@ -115,13 +115,37 @@ def test_viewers_cannot_decide_and_outsiders_see_nothing(client, viewer, outside
 
 
 def test_similar_items_fragment(client, viewer, targets, workspace):
-    factories.memory_candidate(workspace, text="Ada likes the Helix editor a lot.", quote="Helix")
+    factories.memory_candidate(workspace, text="Helix is the editor Ada uses most.", quote="Helix")
     client.force_login(viewer)
     item = factories.item_for("memory", targets["memory"])
     html = client.get(f"/w/acme/review/{item.pk}/similar/").content.decode()
-    assert "Ada likes the Helix editor a lot." in html and "Merge into this" not in html
+    assert "Helix is the editor Ada uses most." in html and "Merge into this" not in html
     rel = factories.item_for("relationship", targets["relationship"])
     assert "No similar" in client.get(f"/w/acme/review/{rel.pk}/similar/").content.decode()
+
+
+@pytest.mark.parametrize("embedded", [False, True], ids=["by-wording", "by-meaning"])
+def test_similar_items_are_only_the_alike_labelled_with_kind_and_similarity(client, teammate, targets, workspace,
+                                                                            embedded):
+    """Issue 21: the top "similar" item was an unrelated memory. Before the worker embeds
+    the candidate the wording decides; after, the meaning (all-MiniLM-L6-v2)."""
+    unrelated = factories.memory_candidate(workspace, text="Tom's favourite band plays in Porto tonight.",
+                                           quote="favourite")
+    alike = factories.memory_candidate(workspace, text="Helix is the editor Ada uses most.", quote="Helix")
+    if embedded:
+        memory_services.memories_embed()
+    client.force_login(teammate)
+    item = factories.item_for("memory", targets["memory"])
+    html = client.get(f"/w/acme/review/{item.pk}/similar/").content.decode()
+    assert unrelated.text not in html and alike.text in html
+    [row] = re.findall(r"<li>.*?</li>", html, re.S)
+    assert '<span class="badge kind-memory">Memory</span>' in row and '<span class="badge">preference</span>' in row
+    basis = "meaning" if embedded else "wording"
+    assert re.search(rf'<span class="sim-score">\d+&nbsp;% similar {basis}</span>', row)
+    # Merging asks first: the confirmation holds both texts and what a merge does.
+    assert "Merge into this…" in row and '<dialog class="merge-confirm"' in row
+    assert "Ada&#x27;s favourite editor is Helix.</strong>" in row and "archived as a duplicate" in row
+    assert f'name="merge_into" value="{alike.pk}"' in row
 
 
 def test_the_conflict_inbox_shows_both_sides_and_resolves(client, teammate, targets):
