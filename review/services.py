@@ -183,7 +183,7 @@ def said_when(moment) -> str:
     """A decision's time as a person reads it in a message ("3 minutes ago, 25 Nov 2026
     14:05 UTC"); the details keep the ISO timestamp for programs."""
     local, ago = timezone.localtime(moment), naturaltime(moment)
-    return f"{'just now' if ago == 'now' else ago} ({local:%-d %b %Y %H:%M} {local.tzname()})"
+    return f"{'just now' if ago == 'now' else ago} ({local.day} {local:%b %Y %H:%M} {local.tzname()})"
 
 
 def decided_conflict(item: ReviewItem) -> Conflict:
