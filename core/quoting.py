@@ -11,3 +11,15 @@ def around_quote(content: str, start: int | None, end: int | None, quote: str, *
     else:
         before, marked, after = content, "", ""
     return {"before": before[-context:], "quote": marked, "after": after[:context]}
+
+
+def shorten(text: str, limit: int) -> str:
+    """`text` in at most `limit` characters, cut at a word with an ellipsis when too long
+    (a message that ends mid-word reads as a bug)."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[:limit - 1]
+    if " " in cut and text[limit - 1] != " ":
+        cut = cut.rsplit(" ", 1)[0]
+    return cut.rstrip(" ,;:.-–—") + "\u2026"

@@ -83,13 +83,19 @@ def _decide_entities(workspace, ids: list[int], actor: Actor, approve: bool, not
     return {pk: {"entity": pk} for pk in decided}
 
 
+# Names alike enough to offer a merge (trigram similarity): "Helix" ~ "Helix editor" 0.46,
+# "Helix" ~ "Hex" 0.25.
+SIMILAR_MIN_NAME = 0.4
+
+
 def _similar_entities(entity: Entity, limit: int) -> list[dict]:
     rows = (Entity.objects.filter(workspace_id=entity.workspace_id, merged_into__isnull=True,
                                   status__in=[EntityStatus.ACTIVE, EntityStatus.CANDIDATE])
             .exclude(pk=entity.pk).filter(name__trigram_similar=entity.name)
-            .annotate(similarity=TrigramSimilarity("name", entity.name)).order_by("-similarity")[:limit])
-    return [{"id": e.pk, "text": f"{e.name} ({e.kind})", "status": e.status, "type": e.kind,
-             "score": round(e.similarity, 3)} for e in rows]
+            .annotate(similarity=TrigramSimilarity("name", entity.name)).filter(similarity__gte=SIMILAR_MIN_NAME)
+            .order_by("-similarity")[:limit])
+    return [{"id": e.pk, "text": f"{e.name} ({e.kind})", "status": e.status, "type": e.kind, "what": "entity",
+             "score": round(e.similarity, 3), "basis": "name"} for e in rows]
 
 
 def _pending_entities(workspace_id: int | None) -> list[tuple[int, list]]:
@@ -223,6 +229,9 @@ KINDS = (
         name="entity", label="Entity", load=_entity, describe=_describe_entity, approve=_approve_entity,
         reject=_reject_entity, edit_fields={"name": "The entity's name", "description": "What it is"},
         merge=_merge_entity, similar=_similar_entities, pending=_pending_entities, decide_many=_decide_entities,
+        merge_effect=("The candidate becomes part of the existing entity: its name is kept there as an alias, and "
+                      "its identities, messages, relationships, profile values and memories move to it. The entity "
+                      "page can split the merge again."),
         alive=_alive(Entity),
     ),
     Kind(

@@ -4,8 +4,7 @@ Each handler changes memory rows through memory.services only."""
 
 from __future__ import annotations
 
-from django.contrib.postgres.search import SearchQuery, SearchRank
-from django.db.models import F
+from django.contrib.postgres.search import SearchQuery, TrigramSimilarity
 from pgvector.django import CosineDistance
 
 from core.services import Actor
@@ -14,7 +13,14 @@ from memory.models import OPEN_STATUSES, Graduation, GraduationStatus, Memory, M
 from review import selectors as review_selectors
 from review.registry import Description, Kind, waiting
 
-SIMILAR_MAX_DISTANCE = 0.5
+# Similar enough to offer a merge (all-MiniLM-L6-v2, cosine): paraphrases score 0.7–0.97,
+# two unrelated facts about one person 0.35–0.45; 0.5 let those through at the top.
+SIMILAR_MIN_MEANING = 0.6
+# Before the worker embedded the candidate: trigram similarity of the texts. Wording is a
+# weaker witness than meaning ("Ada's favourite city is Lisbon." ~ "Ada's favourite editor
+# is Helix." 0.43, "Helix is the editor Ada uses most." 0.43, "Ada edits her code with
+# Helix." 0.30), so only close wording is offered until the embedding exists.
+SIMILAR_MIN_WORDING = 0.4
 
 
 # --- candidate memories and contradictions ---------------------------------------------------
@@ -72,17 +78,23 @@ def _decide_many(workspace, ids: list[int], actor: Actor, approve: bool, note: s
 
 def _similar(memory: Memory, limit: int) -> list[dict]:
     """Open memories that say nearly the same: cosine neighbours once the worker embedded
-    the candidate, full-text matches before that."""
+    the candidate; before that, memories sharing a word (the full-text index) ranked by how
+    alike the wording is. Only those above the thresholds: a merge target, not a topic."""
     rows = Memory.objects.filter(workspace_id=memory.workspace_id, status__in=OPEN_STATUSES).exclude(pk=memory.pk)
     if memory.embedding is not None:
         found = (rows.exclude(embedding__isnull=True).annotate(distance=CosineDistance("embedding", memory.embedding))
-                 .filter(distance__lte=SIMILAR_MAX_DISTANCE).order_by("distance")[:limit])
-        return [{"id": m.pk, "text": m.text, "status": m.status, "type": m.type, "score": round(1 - m.distance, 3)}
-                for m in found]
+                 .filter(distance__lte=1 - SIMILAR_MIN_MEANING).order_by("distance")[:limit])
+        return [_similar_row(m, 1 - m.distance, "meaning") for m in found]
     query = SearchQuery(" OR ".join(w for w in memory.text.split() if w.isalnum()) or memory.text,
                         search_type="websearch", config="english")
-    found = rows.filter(search=query).annotate(rank=SearchRank(F("search"), query)).order_by("-rank")[:limit]
-    return [{"id": m.pk, "text": m.text, "status": m.status, "type": m.type, "score": round(m.rank, 3)} for m in found]
+    found = (rows.filter(search=query).annotate(similarity=TrigramSimilarity("text", memory.text))
+             .filter(similarity__gte=SIMILAR_MIN_WORDING).order_by("-similarity")[:limit])
+    return [_similar_row(m, m.similarity, "wording") for m in found]
+
+
+def _similar_row(memory: Memory, score: float, basis: str) -> dict:
+    return {"id": memory.pk, "text": memory.text, "status": memory.status, "type": memory.type, "what": "memory",
+            "score": round(score, 3), "basis": basis}
 
 
 def _conflict_details(memory: Memory) -> dict:
@@ -204,6 +216,8 @@ KINDS = (
     Kind(
         name="memory", label="Memory", load=_candidate, describe=_describe, approve=_approve, reject=_reject,
         edit_fields=MEMORY_FIELDS, merge=_merge, similar=_similar, auto_verbs=("memory.auto_approve",),
+        merge_effect=("The candidate is not kept as a memory of its own: it is archived as a duplicate, its "
+                      "evidence is added to the existing memory, and that memory counts one more confirmation."),
         pending=_pending(False), decide_many=_decide_many, alive=_alive(Memory),
     ),
     Kind(

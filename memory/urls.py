@@ -5,6 +5,7 @@ from memory import views
 urlpatterns = [
     path("", views.memory_list, name="memories"),
     path("<int:memory_id>/", views.memory_detail, name="memory"),
+    path("about/<int:entity_id>/", views.memories_about, name="memories-about"),
     path("<int:memory_id>/edit/", views.memory_edit, name="memory-edit"),
     path("<int:memory_id>/<str:decision>/", views.memory_decide, name="memory-decide"),
     path("graduations/<int:graduation_id>/<str:decision>/", views.graduation_decide, name="graduation-decide"),

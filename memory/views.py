@@ -1,5 +1,5 @@
 from django.contrib import messages
-from django.core.exceptions import ValidationError
+from django.core.exceptions import ObjectDoesNotExist, ValidationError
 from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import redirect, render
@@ -11,6 +11,7 @@ from core.models import Role
 from core.pagination import page_number
 from core.quoting import around_quote
 from core.services import Actor
+from entities.selectors import entity_get
 from memory import selectors, services
 from memory.models import Certainty, Memory, MemoryStatus, MemoryType
 from review.services import review_or
@@ -40,6 +41,23 @@ def memory_list(request):
                "types": MemoryType.values, "statuses": MemoryStatus.values}
     template = "memory/list.html#rows" if request.htmx else "memory/list.html"
     return render(request, template, context)
+
+
+# The entity page loads this panel (hx-get) as it loads the messages panel: memories are
+# this app's rows, so this app reads them.
+ABOUT_PAGE_SIZE = 10
+
+
+@workspace_view()
+def memories_about(request, entity_id: int):
+    """The active memories whose subject is the entity, newest first, paginated."""
+    try:
+        entity = entity_get(workspace=request.workspace, entity_id=entity_id)
+    except ObjectDoesNotExist:
+        raise Http404("No such entity.")
+    rows = selectors.memory_list(workspace=request.workspace, entity=entity.pk, status=MemoryStatus.ACTIVE)
+    context = {"entity": entity, "page": Paginator(rows, ABOUT_PAGE_SIZE).get_page(page_number(request))}
+    return render(request, "memory/about.html#about" if request.htmx else "memory/about.html", context)
 
 
 def _quoted(evidence) -> dict:

@@ -49,6 +49,9 @@ def waiting(rows, target_id: int, label: str, *, pending: str = "candidate", sta
 Approve = Callable[[Any, Actor, str, dict], dict]
 Reject = Callable[[Any, Actor, str], dict]
 Merge = Callable[[Any, int, Actor, str], dict]
+# (target, limit) -> existing items like it, most similar first, only those similar enough
+# to be worth merging: {"id", "text", "status", "type", "what" (memory, entity…),
+# "score" (0–1), "basis" (what the score measures: "meaning", "wording", "name")}.
 Similar = Callable[[Any, int], list[dict]]
 
 
@@ -63,6 +66,8 @@ class Kind:
     # Field -> what it means to the reviewer; an edit may change only these.
     edit_fields: dict[str, str] = field(default_factory=dict)
     merge: Merge | None = None
+    # What a merge does, in a sentence the confirmation shows before it is sent.
+    merge_effect: str = ""
     both: Reject | None = None  # conflicts: both true at different times
     similar: Similar | None = None
     approve_label: str = "Approve"

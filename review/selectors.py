@@ -117,31 +117,40 @@ def claim_get(*, workspace: Workspace, claim_id: int) -> Claim:
     return claims(workspace=workspace, status=None).get(pk=claim_id)
 
 
-def pending_facets(*, workspace: Workspace) -> dict[str, list[tuple[str, int]]]:
-    """Counts of pending items per kind and per rule, for the filter chips."""
-    rows = ReviewItem.objects.filter(workspace=workspace, status=ReviewStatus.PENDING)
-    by_kind = list(rows.values_list("kind").annotate(n=Count("id")).order_by("-n", "kind"))
-    by_rule = list(rows.values_list("rule").annotate(n=Count("id")).order_by("-n", "rule")[:12])
-    by_type = list(rows.values_list("item_type").annotate(n=Count("id")).order_by("-n", "item_type")[:12])
-    return {"kind": by_kind, "rule": by_rule, "type": by_type}
+def pending_facets(*, workspace: Workspace, filters: ItemFilter | None = None) -> dict[str, list[tuple[str, int]]]:
+    """Counts of pending items per kind, rule and type for the filter chips, each under the
+    other active filters (a rule's count within the chosen kind, and so on). A chosen value
+    stays listed, with 0 when the other filters leave none of it."""
+    f = filters or ItemFilter()
+
+    def counts(column: str, attr: str, limit: int | None = None) -> list[tuple[str, int]]:
+        rows = review_items(workspace=workspace, filters=replace(f, status=ReviewStatus.PENDING, **{attr: None}))
+        found = list(rows.order_by().values_list(column).annotate(n=Count("id")).order_by("-n", column)[:limit])
+        chosen = getattr(f, attr)
+        if chosen is not None and chosen not in {value for value, _ in found}:
+            found.append((chosen, 0))
+        return found
+
+    return {"kind": counts("kind", "kind"), "rule": counts("rule", "rule", 12), "type": counts("item_type", "item_type", 12)}
 
 
 @dataclass
 class Group:
-    """Items of one source interaction, in page order."""
+    """The cards of one source interaction on a page, in page order."""
 
     interaction: object | None
     items: list = field(default_factory=list)
 
 
-def grouped(items: list[ReviewItem]) -> list[Group]:
-    groups: list[Group] = []
+def grouped(items: list) -> list[Group]:
+    """One group per source message on the page, placed where its first card is: a message's
+    claims may be opened at different times (one layer after another), and others' claims
+    in between must not split it in two."""
+    groups: dict[int | None, Group] = {}
     for item in items:
-        if groups and groups[-1].items[-1].source_interaction_id == item.source_interaction_id:
-            groups[-1].items.append(item)
-        else:
-            groups.append(Group(interaction=item.source_interaction, items=[item]))
-    return groups
+        group = groups.setdefault(item.source_interaction_id, Group(interaction=item.source_interaction))
+        group.items.append(item)
+    return list(groups.values())
 
 
 # --- reviewer statistics -------------------------------------------------------------------------

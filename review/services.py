@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
+from django.contrib.humanize.templatetags.humanize import naturaltime
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.db.models import Exists, OuterRef
@@ -179,12 +180,19 @@ def review_retarget(*, kind: str, old_id: int, target, workspace_id: int, reason
 
 # --- deciding --------------------------------------------------------------------------------
 
+def said_when(moment) -> str:
+    """A decision's time as a person reads it in a message ("3 minutes ago, 25 Nov 2026
+    14:05 UTC"); the details keep the ISO timestamp for programs."""
+    local, ago = timezone.localtime(moment), naturaltime(moment)
+    return f"{'just now' if ago == 'now' else ago} ({local.day} {local:%b %Y %H:%M} {local.tzname()})"
+
+
 def decided_conflict(item: ReviewItem) -> Conflict:
     who = item.decided_label or (item.decided_by.get_username() if item.decided_by else "")
     when = item.decided_at.isoformat() if item.decided_at else None
     verb = {"approved": "approved", "rejected": "rejected", "withdrawn": "withdrawn"}.get(item.status, item.status)
     return Conflict(f"Review item {item.pk} was already {verb} by {who or 'someone'}"
-                    + (f" at {when}" if when else "") + ".",
+                    + (f" {said_when(item.decided_at)}" if item.decided_at else "") + ".",
                     details={"status": item.status, "decision": item.decision, "decided_by": who, "decided_at": when,
                              "note": item.note})
 
@@ -419,7 +427,8 @@ class ClaimResult:
 def claim_decided_conflict(claim: Claim) -> Conflict:
     who = claim.decided_label or "someone"
     when = claim.decided_at.isoformat() if claim.decided_at else None
-    return Conflict(f"Claim {claim.pk} was already decided by {who}" + (f" at {when}" if when else "") + ".",
+    return Conflict(f"Claim {claim.pk} was already decided by {who}"
+                    + (f" {said_when(claim.decided_at)}" if claim.decided_at else "") + ".",
                     details={"status": claim.status, "decided_by": claim.decided_label, "decided_at": when})
 
 

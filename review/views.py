@@ -13,12 +13,14 @@ from django.db import transaction
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
 
 from core.decorators import workspace_view
 from core.errors import ApiError
 from core.models import Role
 from core.pagination import page_number
+from core.quoting import shorten
 from core.services import Actor
 from review import charts, selectors, services
 from review.models import Claim, ReviewItem
@@ -26,6 +28,7 @@ from review.registry import kinds
 
 PAGE_SIZE = 25
 AGES = {"1h": ("newer", 1), "24h": ("newer", 24), "older-1d": ("older", 24), "older-7d": ("older", 24 * 7)}
+AGE_LABELS = {"1h": "last hour", "24h": "last day", "older-1d": "waiting > 1 day", "older-7d": "waiting > 1 week"}
 CONFIDENCE = {"high": (0.8, None), "mid": (0.5, 0.8), "low": (None, 0.5)}
 
 
@@ -55,6 +58,34 @@ def _filters(request) -> tuple[selectors.ItemFilter, dict]:
             setattr(f, attr, int(get[name]))
             chosen[name] = get[name]
     return f, chosen
+
+
+def _with(chosen: dict, name: str, value: str | None) -> str:
+    """The query string of a chip: the active filters with `name` set to `value`, or without
+    it when `value` is already chosen (the chip turns off) or is None; never a page number."""
+    wanted = {k: v for k, v in chosen.items() if k != name}
+    if value is not None and chosen.get(name) != value:
+        wanted[name] = value
+    return "?" + urlencode(wanted)
+
+
+def _chips(chosen: dict, facets: dict) -> dict[str, list[dict]]:
+    """Every filter chip with its link and whether it is on; chips combine (DESIGN: the
+    queue's filters narrow each other), each count is under the other active filters."""
+    labels = {name: kind.label for name, kind in kinds().items()}
+
+    def chip(name: str, value: str, label: str, count: int | None = None) -> dict:
+        return {"label": label, "count": count, "url": _with(chosen, name, value), "on": chosen.get(name) == value}
+
+    return {
+        "kind": [chip("kind", kind, labels.get(kind, kind), n) for kind, n in facets["kind"]],
+        "confidence": [chip("confidence", c, f"{c} confidence") for c in CONFIDENCE],
+        "age": [chip("age", a, AGE_LABELS[a]) for a in AGES],
+        "rule": [chip("rule", rule, rule or "(none)", n) for rule, n in facets["rule"]],
+        "other": [{"label": label, "url": _with(chosen, name, None), "on": True}
+                  for name, label in (("type", f"type {chosen.get('type')}"), ("entity", f"entity #{chosen.get('entity')}"),
+                                      ("source", f"message #{chosen.get('source')}")) if name in chosen],
+    }
 
 
 def _quote_parts(item: ReviewItem | Claim) -> dict:
@@ -106,8 +137,7 @@ def queue(request):
     cards = [_card(claim) for claim in page.object_list if claim.items.all()]
     context = {
         "page": page, "groups": selectors.grouped(cards), "chosen": chosen,
-        "facets": selectors.pending_facets(workspace=request.workspace), "kinds": kinds(),
-        "ages": list(AGES), "confidences": list(CONFIDENCE),
+        "chips": _chips(chosen, selectors.pending_facets(workspace=request.workspace, filters=filters)),
         "can_review": request.membership.allows(Role.REVIEWER),
         "undo_seconds": settings.MNEMO_REVIEW_UNDO_SECONDS,
         "conflicts": selectors.review_items(workspace=request.workspace,
@@ -175,16 +205,23 @@ def decide(request, item_id: int, action: str):
     merge_into = request.POST.get("merge_into", "").strip().lstrip("#")
     if action == "merge" and not merge_into.isdigit():
         return _answer(request, ok=False, message="Give the id of the item to merge into.", status=422, back=back)
+    changes = _changes(request, item) if action == "approve" else {}
     try:
         decided = services.review_decide(item=item, actor=Actor.for_user(request.user), action=action,
-                                         note=request.POST.get("note", "")[:2000], changes=_changes(request, item),
+                                         note=request.POST.get("note", "")[:2000], changes=changes,
                                          merge_into=int(merge_into) if action == "merge" else None)
     except (ApiError, ValidationError) as exc:
         status, message = _error_status(exc)
         return _answer(request, ok=False, message=message, status=status, back=back)
     verb = {"approve": "Approved", "edit": "Edited and approved", "merge": "Merged", "both": "Kept both",
             "reject": "Rejected"}[decided.decision]
-    return _answer(request, ok=True, message=f"{verb}: {decided.text[:80]}", back=back)
+    return _answer(request, ok=True, message=f"{verb}: {shorten(_decided_text(decided, changes), 80)}", back=back)
+
+
+def _decided_text(item: ReviewItem, changes: dict) -> str:
+    """What the item says now: an edit's new text (or name, or value), not the proposal's."""
+    edited = services.clean_changes(item.kind, changes) if changes else {}
+    return next((str(edited[name]) for name in ("text", "name", "value") if edited.get(name)), item.text)
 
 
 def _claim_or_404(request, claim_id: int) -> Claim:
@@ -235,7 +272,7 @@ def claim_decide(request, claim_id: int, action: str):
     approved = sum(1 for item in result.decided if item.status == "approved")
     rejected = len(result.decided) - approved
     parts = [f"{approved} approved"] * bool(approved) + [f"{rejected} rejected"] * bool(rejected)
-    message = f"{', '.join(parts) or 'Nothing decided'}: {claim.label[:80]}"
+    message = f"{', '.join(parts) or 'Nothing decided'}: {shorten(claim.label, 80)}"
     if result.gone:
         message += f" ({len(result.gone)} changed meanwhile: {result.gone[0]['message']})"
     return _answer(request, ok=True, message=message, back=back)

@@ -16,7 +16,7 @@ import pytest
 from django.conf import settings
 
 from mnemo import embedded_db
-from tests.helpers import CHROMIUM, ApiClient
+from tests.helpers import CHROMIUM, SHOTS, ApiClient
 
 
 @pytest.fixture(scope="session")
@@ -243,3 +243,20 @@ def browser():
         yield browser
         browser.close()
     os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+
+
+@pytest.fixture
+def page(browser, live_server, settings, request):
+    """A desktop-sized page on the live server. Any console error or page error fails the
+    test; a screenshot of where it ended is kept under var/screenshots/."""
+    settings.MNEMO_REVIEW_UNDO_SECONDS = 1.5
+    context = browser.new_context(base_url=live_server.url, viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    problems: list[str] = []
+    page.on("console", lambda msg: problems.append(f"console {msg.type}: {msg.text}") if msg.type == "error" else None)
+    page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
+    yield page
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{request.node.name}.png"), full_page=True)
+    context.close()
+    assert not problems, problems

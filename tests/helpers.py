@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import psycopg.errors
 from django.db import OperationalError, connections
@@ -62,6 +63,17 @@ def wait_for(predicate, timeout: float = 30.0, interval: float = 0.2) -> bool:
 
 # Debian's Chromium, driven by Playwright in the browser tests (tests/conftest.py: browser).
 CHROMIUM = "/usr/bin/chromium"
+# Browser tests keep a screenshot of each page they end on (tests/conftest.py: page).
+SHOTS = Path(__file__).resolve().parent.parent / "var" / "screenshots"
+
+
+def log_in(page, user, slug: str = "acme"):
+    """Log in through the login form, as a person does; lands on the workspace's home."""
+    page.goto("/login/")
+    page.fill("input[name=username]", user.get_username())
+    page.fill("input[name=password]", "pw-" + user.get_username())
+    page.click("button[type=submit]")
+    page.wait_for_url(f"**/w/{slug}/")
 
 
 def closing_connections(fn):

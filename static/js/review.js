@@ -123,11 +123,32 @@
   undoButton.addEventListener("click", undo);
   window.addEventListener("pagehide", () => flush(true));
 
+  // At most `limit` characters, cut between words (core.quoting.shorten does the same on the server).
+  function shorten(text, limit) {
+    text = text.replace(/\s+/g, " ").trim();
+    if (text.length <= limit) return text;
+    let cut = text.slice(0, limit - 1);
+    if (cut.includes(" ") && text[limit - 1] !== " ") cut = cut.slice(0, cut.lastIndexOf(" "));
+    return cut.replace(/[\s,;:.\-–—]+$/, "") + "…";
+  }
   function labelFor(action, item) {
     const text = (item.querySelector(".text") || {}).textContent || "";
-    const short = text.length > 60 ? text.slice(0, 57) + "…" : text;
     const verb = {approve: "Approved", reject: "Rejected", merge: "Merged", both: "Kept both"}[action] || "Decided";
-    return verb + ": " + short;
+    return verb + ": " + shorten(text, 60);
+  }
+  // The first edited field left blank (it had a value), named as the form labels it: the
+  // server refuses an empty edit, so it is refused here at once, not after the undo wait.
+  function emptiedField(form) {
+    const fields = Array.from(form.querySelectorAll("[name^='change-']"));
+    const blank = fields.find((field) => {
+      const facet = field.closest("li.facet");
+      const tick = facet && facet.querySelector("input.facet-tick");
+      if (tick && !tick.checked) return false;
+      return field.defaultValue.trim() !== "" && field.value.trim() === "";
+    });
+    if (!blank) return null;
+    const label = blank.closest("label");
+    return label ? label.childNodes[0].textContent.trim() : blank.name.replace(/^change-(\d+-)?/, "");
   }
   function actionOf(url) {
     const parts = url.replace(/\/$/, "").split("/");
@@ -149,10 +170,17 @@
       return;
     }
     const item = form.closest("article.item");
-    if (!item || !(form.classList.contains("actions") || form.classList.contains("edit-form"))) return;
+    if (!item || !["actions", "edit-form", "merge-form"].some((name) => form.classList.contains(name))) return;
     event.preventDefault();
     const url = (event.submitter && event.submitter.getAttribute("formaction")) || form.getAttribute("action");
     const action = actionOf(url);
+    const emptied = action === "approve" ? emptiedField(form) : null;
+    if (emptied) {
+      fail(emptied + " cannot be empty: write the corrected text, or reject the item.");
+      return;
+    }
+    const dialog = form.closest("dialog");
+    if (dialog) dialog.close();
     if (action === "merge" && !/^#?\d+$/.test((form.querySelector("input[name=merge_into]") || {}).value || "")) {
       fail("Give the id of the item to merge into, or pick one of the similar items.");
       return;
@@ -171,10 +199,15 @@
       item.querySelector("form.actions").hidden = false;
       return;
     }
+    // "Merge into this…" asks first, showing both items and what merging does.
     if (target.classList.contains("merge-into") && item) {
-      const input = item.querySelector("input[name=merge_into]");
-      input.value = target.dataset.into;
-      item.querySelector("form.actions").requestSubmit(item.querySelector("button.merge"));
+      const dialog = target.parentElement.querySelector("dialog.merge-confirm");
+      if (dialog) dialog.showModal();
+      return;
+    }
+    if (target.classList.contains("merge-cancel")) {
+      const dialog = target.closest("dialog");
+      if (dialog) dialog.close();
       return;
     }
     if (target.id === "select-page") {
@@ -184,6 +217,13 @@
     }
     if (item && !target.closest("form, a, button, input, textarea")) setCurrent(item);
   });
+  // A required edit field left empty: the browser blocks the submit; say why in the toast too.
+  document.addEventListener("invalid", (event) => {
+    const form = event.target.form;
+    if (form && form.classList.contains("edit-form")) {
+      fail((emptiedField(form) || "This field") + " cannot be empty: write the corrected text, or reject the item.");
+    }
+  }, true);
   document.addEventListener("change", (event) => {
     if (event.target.classList.contains("select")) updateSelected();
   });
@@ -202,6 +242,7 @@
 
   document.addEventListener("keydown", (event) => {
     if (event.ctrlKey || event.metaKey || event.altKey) return;
+    if (event.target.closest && event.target.closest("dialog")) return; // a confirmation has the keys
     const typing = event.target.closest && event.target.closest("input, textarea, select, [contenteditable]");
     if (typing) {
       if (event.key === "Escape") {

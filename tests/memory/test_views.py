@@ -5,11 +5,14 @@ outsiders get 404."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from conversations import services as conversation_services
 from conversations.services import InteractionItem
 from core.services import Actor
+from entities.services import entity_create
 from memory import services
 from memory.models import Memory, TrustedState, TrustPolicy
 
@@ -138,3 +141,38 @@ def test_the_old_trust_policy_address_redirects_to_the_memory_app(client, viewer
     client.force_login(viewer)
     response = client.get("/w/acme/review/policy/")
     assert response.status_code == 302 and response["Location"] == "/w/acme/memories/policy/"
+
+
+def test_the_entity_page_shows_its_active_memories_paginated_with_links(client, viewer, outsider, workspace,
+                                                                        other_workspace, evidenced, candidate):
+    ada = evidenced.subject
+    for n in range(11):
+        services.memory_store(workspace_id=workspace.pk, draft=services.Draft(
+            type="fact", text=f"Ada's fact number {n}.", certainty="verbatim", confidence=1.0, subject_id=ada.pk))
+    bob = services.memory_store(workspace_id=workspace.pk, draft=services.Draft(
+        type="fact", text="Someone else's fact.", certainty="verbatim", confidence=1.0)).memory
+    assert Memory.objects.filter(subject=ada, status="active").count() == 12
+    client.force_login(viewer)
+
+    page = client.get(f"/w/acme/entities/{ada.pk}/").content.decode()
+    assert "once the memory layer is built" not in page
+    about = f"/w/acme/memories/about/{ada.pk}/"
+    assert f'hx-get="{about}"' in page and f'href="{about}"' in page  # loaded by htmx, a real link without it
+
+    first = client.get(about, headers={"HX-Request": "true"}).content.decode()
+    assert first.lstrip().startswith('<div id="memories-about">') and "<h1>" not in first
+    assert len(re.findall(r'href="/w/acme/memories/\d+/"', first)) == 10  # a page of ten, each linked
+    assert "Ada&#x27;s fact number 10." in first and f'href="/w/acme/memories/{evidenced.pk}/"' not in first
+    # The pager names this panel's own address: the relative "?page=2" would land on the entity page.
+    assert f'hx-get="{about}?page=2"' in first and f'href="{about}?page=2"' in first
+    second = client.get(about + "?page=2", headers={"HX-Request": "true"}).content.decode()
+    assert f'href="/w/acme/memories/{evidenced.pk}/"' in second and "The deploy window is Tuesday 10:00." in second
+    both = first + second
+    assert "Ada might prefer mornings." not in both and bob.text not in both  # a candidate; about nobody
+
+    full = client.get(about + "?page=2").content.decode()
+    assert "<h1>Memories about" in full and "The deploy window is Tuesday 10:00." in full
+    theirs = entity_create(workspace=other_workspace, kind="person", name="Olga")
+    assert client.get(f"/w/acme/memories/about/{theirs.pk}/").status_code == 404  # another workspace's entity
+    client.force_login(outsider)
+    assert client.get(about).status_code == 404

@@ -9,48 +9,19 @@ from __future__ import annotations
 import os
 import re
 import time
-from pathlib import Path
 
 import pytest
-from django.conf import settings
 
 from entities.models import Entity
 from memory.models import Memory
 from review.models import ReviewItem
-from tests.helpers import CHROMIUM
+from tests.helpers import CHROMIUM, SHOTS, log_in
 from tests.review import factories
-
-SHOTS = Path(settings.BASE_DIR) / "var" / "screenshots"
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="make test installs Debian's chromium"),
 ]
-
-
-
-
-@pytest.fixture
-def page(browser, live_server, settings, request):
-    settings.MNEMO_REVIEW_UNDO_SECONDS = 1.5
-    context = browser.new_context(base_url=live_server.url, viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    problems: list[str] = []
-    page.on("console", lambda msg: problems.append(f"console {msg.type}: {msg.text}") if msg.type == "error" else None)
-    page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
-    yield page
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"{request.node.name}.png"), full_page=True)
-    context.close()
-    assert not problems, problems
-
-
-def log_in(page, user):
-    page.goto("/login/")
-    page.fill("input[name=username]", user.get_username())
-    page.fill("input[name=password]", "pw-" + user.get_username())
-    page.click("button[type=submit]")
-    page.wait_for_url("**/w/acme/")
 
 
 def eventually(check, timeout: float = 10.0):
@@ -154,18 +125,126 @@ def test_bulk_approve(page, teammate, queue):
     eventually(lambda: ReviewItem.objects.filter(pk__in=chosen, status="approved").count() == 3)
 
 
-def test_merge_into_a_similar_item(page, teammate, queue, workspace):
+def test_merge_into_a_similar_item_after_a_confirmation(page, teammate, queue, workspace):
     from playwright.sync_api import expect
 
     helix = Entity.objects.create(workspace=workspace, kind="tool", name="Helix editor")
+    Entity.objects.create(workspace=workspace, kind="tool", name="Hex")  # a name too unlike to offer
     log_in(page, teammate)
     page.goto("/w/acme/review/?kind=entity")
     entity = item_locator(page, "entity", queue["entity"])
-    merge = entity.locator(f"button.merge-into[data-into='{helix.pk}']")
-    expect(merge).to_be_visible()  # the similar items load when the item is revealed
-    merge.click()
+    similar = entity.locator("ul.similar li")
+    expect(similar).to_have_count(1)  # the similar items load when the item is revealed
+    expect(similar).to_contain_text("Entity")
+    expect(similar.locator(".sim-score")).to_have_text(re.compile(r"^\d+\s% similar name$"))
+    entity.locator(f"button.merge-into[data-into='{helix.pk}']").click()
+    dialog = entity.locator("dialog.merge-confirm[open]")
+    expect(dialog).to_be_visible()
+    expect(dialog.locator(".merge-from")).to_contain_text("Helix")
+    expect(dialog.locator(".merge-into-side")).to_contain_text("Helix editor (tool)")
+    expect(dialog.locator(".merge-effect")).to_contain_text("becomes part of the existing entity")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "merge-confirmation.png"), full_page=True)
+    dialog.locator("button.merge-cancel").click()
+    expect(dialog).to_have_count(0)
+    expect(entity).to_be_visible()
+    assert status("entity", queue["entity"]) == "pending"  # nothing merges without the confirmation
+
+    entity.locator(f"button.merge-into[data-into='{helix.pk}']").click()
+    entity.locator("dialog.merge-confirm[open] button[type=submit]").click()
     expect(entity).to_be_hidden()
     eventually(lambda: Entity.objects.get(pk=queue["entity"].pk).merged_into_id == helix.pk)
+
+
+def test_similar_items_load_for_cards_that_slide_into_view_after_a_decision(page, teammate, workspace):
+    """Deciding with `a`/`r` hides the card: those below slide up without any scrolling, and
+    must load their similar items all the same."""
+    for n in range(10):
+        factories.entity_candidate(workspace, name=f"Gadget {n}")
+    log_in(page, teammate)
+    page.goto("/w/acme/review/")
+    page.wait_for_function("document.querySelectorAll('#queue ul.similar').length > 0")
+    below = page.evaluate("""() => Array.from(document.querySelectorAll('#queue article.item'))
+        .filter((item) => item.getBoundingClientRect().top > innerHeight).length""")
+    assert below >= 6  # most cards start out of view
+    for key in "araa":
+        page.keyboard.press(key)
+    page.wait_for_function("""() => {
+        const boxes = Array.from(document.querySelectorAll('#queue article.item:not([hidden]) .similar-box'))
+            .filter((box) => { const r = box.getBoundingClientRect(); return r.bottom > 0 && r.top < innerHeight; });
+        return boxes.length >= 2 && boxes.every((box) => !box.textContent.includes('Looking for similar'));
+    }""", timeout=10_000)
+
+
+def test_an_emptied_edit_is_refused_at_once_not_after_the_undo_wait(page, teammate, queue, settings):
+    from playwright.sync_api import expect
+
+    settings.MNEMO_REVIEW_UNDO_SECONDS = 60  # a refusal that waited for the send would never show
+    log_in(page, teammate)
+    page.goto("/w/acme/review/?kind=memory")
+    memory = item_locator(page, "memory", queue["memory"])
+    toast = page.locator("#toast")
+    for blank in ("", "   "):
+        memory.click()
+        page.keyboard.press("e")
+        memory.locator("textarea[name=change-text]").fill(blank)
+        memory.locator("form.edit-form button.approve").click()
+        expect(toast).to_contain_text("cannot be empty")
+        expect(toast).to_have_class(re.compile(r"\berror\b"))
+        expect(memory).to_be_visible()
+        expect(toast.locator("button.undo")).to_be_hidden()  # nothing waits to be sent
+        page.keyboard.press("Escape")
+    assert status("memory", queue["memory"]) == "pending"
+
+
+def test_the_toast_cuts_a_long_text_between_words(page, teammate, workspace, settings):
+    from playwright.sync_api import expect
+
+    settings.MNEMO_REVIEW_UNDO_SECONDS = 60
+    text = ("Ada says that her favourite editor is Helix because its multiple selections make refactoring "
+            "large codebases pleasant.")
+    long = factories.memory_candidate(workspace, text=text)
+    log_in(page, teammate)
+    page.goto("/w/acme/review/?kind=memory")
+    item_locator(page, "memory", long).click()
+    page.keyboard.press("r")
+    toast = page.locator("#toast .toast-text")
+    expect(toast).to_contain_text("sending in")
+    shown = re.match(r"Rejected: (.*)… — sending in", toast.text_content()).group(1)
+    assert text.startswith(shown) and text[len(shown)] == " ", shown
+    page.keyboard.press("u")
+    expect(toast).to_contain_text("Undone")
+
+
+def test_the_statistics_chart_has_a_coloured_legend_clear_of_the_plot(page, teammate, workspace):
+    from core.services import Actor
+    from review import services
+
+    # One day of data, three rules with the same precision: their dots share x and y.
+    for rule in ("rule.one", "rule.two", "rule.three"):
+        memory = factories.memory_candidate(workspace, text=f"Decided by {rule}.", rule=rule)
+        services.review_decide(item=factories.item_for("memory", memory), actor=Actor.for_user(teammate),
+                               action="approve")
+    log_in(page, teammate)
+    page.goto("/w/acme/review/stats/?days=7")
+    chart = page.locator("svg.chart")
+    legend = chart.locator(".legend-item")
+    assert legend.count() == 3
+    swatches = [legend.nth(n).locator(".swatch").evaluate("el => getComputedStyle(el).fill") for n in range(3)]
+    series = chart.locator("g.series circle").evaluate_all("els => els.map((el) => getComputedStyle(el).fill)")
+    assert len(set(swatches)) == 3 and set(swatches) == set(series), (swatches, series)
+    dots = [chart.locator("g.series circle").nth(n).bounding_box() for n in range(3)]
+    for a, b in ((0, 1), (0, 2), (1, 2)):
+        assert not _overlap(dots[a], dots[b]), "two rules' dots overlap"
+    plot = chart.locator("g.plot").bounding_box()
+    for n in range(3):
+        box = legend.nth(n).bounding_box()
+        assert box["y"] >= plot["y"] + plot["height"] - 1, "the legend overlaps the plot"
+
+
+def _overlap(a: dict, b: dict) -> bool:
+    return (a["x"] < b["x"] + b["width"] and b["x"] < a["x"] + a["width"]
+            and a["y"] < b["y"] + b["height"] and b["y"] < a["y"] + a["height"])
 
 
 def test_resolve_a_conflict_side_by_side(page, teammate, queue):

@@ -4,10 +4,15 @@ count fragment, similar items, the conflict inbox and statistics."""
 
 from __future__ import annotations
 
+import re
+from html import unescape
+from urllib.parse import parse_qsl
+
 import pytest
 from django.db import OperationalError, transaction
 
 from core import concurrency
+from memory import services as memory_services
 from memory import views as memory_views
 from memory.models import Memory, TrustedState
 from review import views as review_views
@@ -110,13 +115,37 @@ def test_viewers_cannot_decide_and_outsiders_see_nothing(client, viewer, outside
 
 
 def test_similar_items_fragment(client, viewer, targets, workspace):
-    factories.memory_candidate(workspace, text="Ada likes the Helix editor a lot.", quote="Helix")
+    factories.memory_candidate(workspace, text="Helix is the editor Ada uses most.", quote="Helix")
     client.force_login(viewer)
     item = factories.item_for("memory", targets["memory"])
     html = client.get(f"/w/acme/review/{item.pk}/similar/").content.decode()
-    assert "Ada likes the Helix editor a lot." in html and "Merge into this" not in html
+    assert "Helix is the editor Ada uses most." in html and "Merge into this" not in html
     rel = factories.item_for("relationship", targets["relationship"])
     assert "No similar" in client.get(f"/w/acme/review/{rel.pk}/similar/").content.decode()
+
+
+@pytest.mark.parametrize("embedded", [False, True], ids=["by-wording", "by-meaning"])
+def test_similar_items_are_only_the_alike_labelled_with_kind_and_similarity(client, teammate, targets, workspace,
+                                                                            embedded):
+    """Issue 21: the top "similar" item was an unrelated memory. Before the worker embeds
+    the candidate the wording decides; after, the meaning (all-MiniLM-L6-v2)."""
+    unrelated = factories.memory_candidate(workspace, text="Tom's favourite band plays in Porto tonight.",
+                                           quote="favourite")
+    alike = factories.memory_candidate(workspace, text="Helix is the editor Ada uses most.", quote="Helix")
+    if embedded:
+        memory_services.memories_embed()
+    client.force_login(teammate)
+    item = factories.item_for("memory", targets["memory"])
+    html = client.get(f"/w/acme/review/{item.pk}/similar/").content.decode()
+    assert unrelated.text not in html and alike.text in html
+    [row] = re.findall(r"<li>.*?</li>", html, re.S)
+    assert '<span class="badge kind-memory">Memory</span>' in row and '<span class="badge">preference</span>' in row
+    basis = "meaning" if embedded else "wording"
+    assert re.search(rf'<span class="sim-score">\d+&nbsp;% similar {basis}</span>', row)
+    # Merging asks first: the confirmation holds both texts and what a merge does.
+    assert "Merge into this…" in row and '<dialog class="merge-confirm"' in row
+    assert "Ada&#x27;s favourite editor is Helix.</strong>" in row and "archived as a duplicate" in row
+    assert f'name="merge_into" value="{alike.pk}"' in row
 
 
 def test_the_conflict_inbox_shows_both_sides_and_resolves(client, teammate, targets):
@@ -179,3 +208,86 @@ def test_a_decision_that_loses_to_conflicting_writes_past_its_retries_is_a_503_a
     monkeypatch.setattr(review_views.services, "review_decide", broken)
     client.raise_request_exception = False
     assert client.post(f"/w/acme/review/{item.pk}/approve/", headers={"HX-Request": "true"}).status_code == 500
+
+
+def _chip_links(html: str, chip: str) -> list[dict]:
+    """The query of each filter chip of one kind (data-chip), parsed."""
+    return [dict(parse_qsl(unescape(href).lstrip("?")))
+            for href in re.findall(rf'<a href="([^"]*)" class="chip[^"]*" data-chip="{chip}"', html)]
+
+
+def test_filters_combine_and_rule_counts_follow_them(client, viewer, targets):
+    client.force_login(viewer)
+    html = client.get("/w/acme/review/?kind=memory&confidence=mid&age=24h").content.decode()
+    assert "Ada&#x27;s favourite editor is Helix." in html
+    rules = _chip_links(html, "rule")
+    assert rules and all(q.get("kind") == "memory" and q.get("confidence") == "mid" and q.get("age") == "24h"
+                         for q in rules)
+    html = client.get("/w/acme/review/?rule=preference.favorite&age=24h").content.decode()
+    for chip in ("confidence", "kind"):
+        assert all(q.get("rule") == "preference.favorite" and q.get("age") == "24h" for q in _chip_links(html, chip))
+    ages = _chip_links(html, "age")  # the chosen age chip turns itself off, keeping the rule
+    assert {"rule": "preference.favorite"} in ages and {"rule": "preference.favorite", "age": "1h"} in ages
+    # Counts are under the other filters: with the entity kind chosen, only entity rules count.
+    html = client.get("/w/acme/review/?kind=entity").content.decode()
+    assert dict((q["rule"], 1) for q in _chip_links(html, "rule")) == {"rule:tool.named": 1}
+    assert "preference.favorite" not in html
+
+
+def test_an_empty_filtered_queue_offers_to_clear_the_filters(client, viewer, targets):
+    client.force_login(viewer)
+    html = client.get("/w/acme/review/?kind=memory&confidence=high").content.decode()
+    assert "Nothing waits for review with these filters" in html
+    assert re.search(r'<p class="card empty">[^<]*<a href="\?" class="clear-filters">Clear filters</a>', html)
+    assert "clear-filters" not in client.get("/w/acme/review/").content.decode()
+
+
+def test_one_message_is_one_group_on_the_page_though_its_claims_opened_apart(client, viewer, workspace):
+    """Layers open a message's claims one after another: another message's claim opened in
+    between must not split the first message in two groups."""
+    contents = {}
+    first, second = factories.message(workspace), factories.message(workspace, "Bob here, I like tea.", "Bob", "U2")
+    contents[first.id], contents[second.id] = factories.MESSAGE, "Bob here, I like tea."
+
+    def remember(source, text, quote):
+        start = contents[source.id].index(quote)
+        memory_services.memory_store(workspace_id=workspace.pk, draft=memory_services.Draft(
+            type="episodic", text=text, certainty="inferred", confidence=0.6, rule="test.rule", source="rule",
+            evidence=[memory_services.Evidence(source.id, quote, start, start + len(quote))]))
+
+    remember(first, "Ada's favourite editor is Helix.", "my favourite editor is Helix")
+    remember(second, "Bob likes tea.", "I like tea")
+    remember(first, "Ada moved to Lisbon last spring.", "I moved to Lisbon")
+    client.force_login(viewer)
+    html = client.get("/w/acme/review/").content.decode()
+    heads = re.findall(r'#i(\d+)" class="small">in its conversation', html)
+    assert heads == [str(first.id), str(second.id)]
+    group = html.split('<section class="group">')[1]
+    assert "Ada moved to Lisbon" in group and "Ada&#x27;s favourite editor is Helix." in group
+
+
+def test_the_decision_message_shows_the_edit_and_ends_at_a_word(client, teammate, targets, workspace):
+    client.force_login(teammate)
+    fetch = {"X-Requested-With": "fetch"}
+    item = factories.item_for("memory", targets["memory"])
+    edited = client.post(f"/w/acme/review/{item.pk}/approve/", {"edit": "1", "change-text": "Ada writes code in Helix."},
+                         headers=fetch)
+    assert edited.status_code == 200 and edited.content.decode() == "Edited and approved: Ada writes code in Helix."
+    long = factories.memory_candidate(workspace, text="Ada says that her favourite editor is Helix because its "
+                                                      "multiple selections make refactoring large codebases pleasant.")
+    message = client.post(f"/w/acme/review/{factories.item_for('memory', long).pk}/approve/",
+                          headers=fetch).content.decode()
+    assert message.startswith("Approved: Ada says") and message.endswith("…") and len(message) <= len("Approved: ") + 80
+    shown = message.removeprefix("Approved: ").removesuffix("…")
+    assert long.text.startswith(shown) and long.text[len(shown)] == " "  # cut between words
+
+
+def test_a_decision_someone_else_made_names_a_human_time(client, teammate, targets):
+    client.force_login(teammate)
+    item = factories.item_for("memory", targets["memory"])
+    client.post(f"/w/acme/review/{item.pk}/approve/", headers={"X-Requested-With": "fetch"})
+    again = client.post(f"/w/acme/review/{item.pk}/reject/", headers={"X-Requested-With": "fetch"})
+    text = again.content.decode()
+    assert again.status_code == 409 and "already approved by" in text
+    assert re.search(r"by user:tomas (just now|\d+ seconds? ago) \(\d+ \w{3} \d{4} \d\d:\d\d UTC\)\.$", text), text
+    assert not re.search(r"\d{4}-\d\d-\d\dT\d\d:", text)  # no raw ISO timestamp
