@@ -51,13 +51,15 @@ def _merge(gap: CapabilityGap, into_id: int, actor: Actor, note: str) -> dict:
 
 def _similar(gap: CapabilityGap, limit: int) -> list[dict]:
     """Gaps that may be the same need in other words (gaps.selectors.gaps_similar)."""
-    return [{"id": other.pk, "text": other.description, "status": other.status, "type": other.category,
-             "score": round(1 - distance, 3)} for other, distance in selectors.gaps_similar(gap=gap, limit=limit)]
+    return [{"id": other.pk, "what": "gap", "text": other.description, "status": other.status, "type": other.category,
+             "score": round(1 - distance, 3), "basis": "meaning"} for other, distance in selectors.gaps_similar(gap=gap, limit=limit)]
 
 
 KINDS = (
     Kind(name=services.REVIEW_KIND, label="Capability gap", load=_load, describe=_describe, approve=_approve,
          reject=_reject, edit_fields={"description": "what was asked for that the agents cannot do"},
-         merge=_merge, similar=_similar, approve_label="Confirm", reject_label="Won't fix",
+         merge=_merge, similar=_similar,
+         merge_effect=("This gap goes: its evidence moves to the existing gap, each message counted once, and the "
+                       "existing gap becomes a TODO if the sum reaches the workspace's threshold."), approve_label="Confirm", reject_label="Won't fix",
          alive=lambda ids: set(CapabilityGap.objects.filter(pk__in=ids).values_list("pk", flat=True))),
 )
