@@ -1,5 +1,6 @@
 """Reads of the gaps layer: lists for the API and the pages, a gap with its evidence, the
-TODO list, the occurrences over time for the small charts, and the layer's counts."""
+TODO list, the occurrences over time for the small charts, and the layer's counts; the
+workspace's tracker settings and deliveries; the refusals linked to a censor."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from django.utils import timezone
 from pgvector import Vector
 
 from core.models import Workspace
-from gaps.models import CapabilityGap, GapEvidence, GapRelevance, GapStatus
+from gaps.models import CapabilityGap, CensoredRefusal, GapEvidence, GapRelevance, GapStatus, SinkDelivery
 
 OPEN = (GapStatus.DETECTED, GapStatus.TODO_CREATED)
 
@@ -92,3 +93,16 @@ def open_gaps_near(*, workspace_id: int, vector, max_distance: float, limit: int
     near = gaps_nearest(workspace_id=workspace_id, vector=vector, max_distance=max_distance, candidates=10)
     gaps = {g.pk: g for g in CapabilityGap.objects.filter(pk__in=[pk for pk, _ in near], status__in=OPEN)}
     return [(gaps[pk], distance) for pk, distance in near if pk in gaps][:limit]
+
+
+def sink_deliveries(*, workspace: Workspace) -> QuerySet[SinkDelivery]:
+    """The workspace's tracker deliveries, newest first."""
+    return SinkDelivery.objects.filter(workspace=workspace).order_by("-created_at", "-id")
+
+
+def censored_refusals(*, workspace: Workspace, censor_id: int | None = None) -> QuerySet[CensoredRefusal]:
+    """Refusals linked to a censor instead of counted as gaps, newest first."""
+    rows = CensoredRefusal.objects.filter(workspace=workspace)
+    if censor_id is not None:
+        rows = rows.filter(censor_id=censor_id)
+    return rows.select_related("interaction").order_by("-occurred_at", "-id")
