@@ -2,8 +2,8 @@
 existing OpenAI-compatible provider; rules remain the fallback; the LLM's reason is kept
 as evidence").
 
-Candidates are the agent turns the rules flag as refusals, and agent replies to a request
-that no rule flagged (the implicit refusals the rules miss: "I only speak English and
+Candidates are the agent turns the rules flag as refusals, and agent replies that directly
+answer a request and that no rule flagged (the implicit refusals the rules miss: "I only speak English and
 Spanish for now"), at most `limit` per batch. One call judges them all; each judgement
 is checked like any other draft — its shape, the need's and the reason's lengths, no
 secret in anything it would store, a quote that is really in the reply. A rule finding
@@ -81,7 +81,9 @@ def candidates(turns: Sequence[rules.Turn], fresh: set[int], findings: Sequence[
         if finding is not None and finding.rule not in JUDGED:
             continue
         request = rules.request_before(turns, position)
-        if request is None and finding is None:
+        # A reply no rule flagged is weighed only as the direct answer to a request.
+        answers = position > 0 and turns[position - 1].direction == "inbound"
+        if finding is None and (request is None or not answers or request[0] != turns[position - 1].id):
             continue
         request_id, asked = request if request else (None, "")
         text = next((t.content for t in turns if t.id == request_id), asked)
