@@ -300,3 +300,16 @@ def test_an_admin_saves_tests_and_removes_the_tracker_on_the_page(client, owner,
     assert not GapSink.objects.exists()
     failed = client.post("/w/acme/gaps/policy/sink/test/", headers={"HX-Request": "true"})
     assert failed.status_code == 409  # nothing configured any more
+
+
+def test_the_migration_is_complete_and_the_database_holds_the_constraints(workspace):
+    from django.core.management import call_command
+    from django.db import IntegrityError, transaction
+
+    call_command("makemigrations", "gaps", "--check", "--dry-run", verbosity=0)  # exits non-zero when one is missing
+    for bad in ({"kind": "svn"}, {"base_url": "ftp://x"}, {"token": ""}):
+        with pytest.raises(IntegrityError), transaction.atomic():
+            GapSink.objects.create(workspace=workspace, **{"kind": "github", "base_url": "https://api.github.com",
+                                                          "project": "a/b", "token": TOKEN, **bad})
+    with pytest.raises(IntegrityError), transaction.atomic():
+        SinkDelivery.objects.create(workspace=workspace, action="explode")
