@@ -1,6 +1,8 @@
 """Capability gaps over the API (issue 18): list them ranked by frequency, read one with its
 evidence, report one ("I lacked a tool for X"), and drive the lifecycle: confirm, dismiss,
-resolve, reopen, rename, merge; the TODO list and the workspace's TODO threshold."""
+resolve, reopen, rename, merge; the TODO list and the workspace's TODO threshold; the
+workspace's issue tracker (admins: its settings, a test, its deliveries); the refusals
+linked to a censor instead of counted."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from typing import Literal
 
 from django.http import HttpRequest
 from ninja import Query, Router, Schema, Status
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, SecretStr
 
 from core import privacy
 from core.auth import require
@@ -18,8 +20,8 @@ from core.pagination import PageIn, page
 from core.redaction import redact_answer
 from core.safe_text import SafeStr
 from core.services import Actor
-from gaps import selectors, services
-from gaps.models import CapabilityGap
+from gaps import selectors, services, sinks
+from gaps.models import CapabilityGap, CensoredRefusal, SinkDelivery
 
 router = Router(tags=["gaps"])
 
@@ -118,6 +120,70 @@ class PolicyOut(Schema):
     todo_threshold: int
 
 
+class SinkIn(Schema):
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["github", "gitlab"]
+    base_url: SafeStr = Field(min_length=8, max_length=500, pattern=r"^[hH][tT][tT][pP][sS]?://",
+                              description="https://api.github.com, or a GitLab's root URL; no credentials in it")
+    project: SafeStr = Field(min_length=1, max_length=300, description="owner/repo on GitHub; a path or id on GitLab")
+    token: SecretStr | None = Field(None, description="Write-only: never shown back. Omit it to keep the stored one.")
+    enabled: bool = True
+
+
+class SinkOut(Schema):
+    source: Literal["workspace", "deployment", "none"] = Field(
+        description="Whose settings apply: the workspace's own, the deployment's default, or none")
+    kind: str
+    base_url: str
+    project: str
+    enabled: bool
+    token_hint: str = Field(description="The token's last characters; the token is never shown")
+    updated_at: datetime | None
+
+
+class SinkDeliveryOut(Schema):
+    id: int
+    gap_id: int | None
+    action: Literal["open", "close", "reopen", "test"]
+    source: str
+    kind: str
+    project: str
+    status: Literal["pending", "delivered", "failed", "skipped"]
+    attempts: int
+    issue_number: int | None
+    issue_url: str
+    last_status_code: int | None
+    last_error: str
+    created_at: datetime
+    delivered_at: datetime | None
+
+
+class SinkDeliveryPage(Schema):
+    count: int
+    items: list[SinkDeliveryOut]
+
+
+class CensoredFilter(Schema):
+    censor_id: Id | None = Field(None, description="Only the refusals linked to this censor")
+
+
+class CensoredOut(Schema):
+    id: int
+    censor_id: int
+    interaction_id: int
+    request_id: int | None
+    description: str = Field(description="What was asked for")
+    quote: str = Field(description="The agent's refusal")
+    rule: str
+    score: float
+    occurred_at: datetime
+
+
+class CensoredPage(Schema):
+    count: int
+    items: list[CensoredOut]
+
+
 # --- endpoints ------------------------------------------------------------------------------------
 
 def _gap_out(gap: CapabilityGap) -> dict:
@@ -170,6 +236,59 @@ def get_policy(request: HttpRequest):
 def set_policy(request: HttpRequest, payload: PolicyIn):
     return services.gap_policy_set(workspace=request.workspace, todo_threshold=payload.todo_threshold,
                                    actor=Actor.for_api_key(request.auth))
+
+
+def _delivery_out(delivery: SinkDelivery) -> dict:
+    return SinkDeliveryOut.from_orm(delivery).model_dump(mode="json")
+
+
+def _censored_out(row: CensoredRefusal) -> dict:
+    return CensoredOut.from_orm(row).model_dump(mode="json")
+
+
+@router.get("/gaps/sink", response=SinkOut, auth=require("admin"), summary="The workspace's issue tracker for TODOs")
+def get_sink(request: HttpRequest):
+    """The workspace's own tracker, else the deployment's default (source says which).
+    The token is never shown: only its last characters."""
+    return sinks.sink_settings(workspace=request.workspace)
+
+
+@router.put("/gaps/sink", response=SinkOut, auth=require("admin"), summary="Set the workspace's issue tracker")
+def set_sink(request: HttpRequest, payload: SinkIn):
+    """Replaces the deployment's default for this workspace; `enabled: false` turns the
+    tracker off for it. The token is write-only; omit it to keep the stored one."""
+    token = payload.token.get_secret_value() if payload.token is not None else None
+    sinks.sink_set(workspace=request.workspace, kind=payload.kind, base_url=payload.base_url, project=payload.project,
+                   token=token, enabled=payload.enabled, actor=Actor.for_api_key(request.auth))
+    return sinks.sink_settings(workspace=request.workspace)
+
+
+@router.delete("/gaps/sink", response={204: None}, auth=require("admin"),
+               summary="Remove the workspace's tracker (back to the deployment's default)")
+def delete_sink(request: HttpRequest):
+    sinks.sink_delete(workspace=request.workspace, actor=Actor.for_api_key(request.auth))
+    return Status(204, None)
+
+
+@router.post("/gaps/sink/test", response={201: SinkDeliveryOut}, auth=require("admin"),
+             summary="Test the tracker settings: read the project, open nothing")
+def test_sink(request: HttpRequest):
+    """The answer is the logged test delivery: `status` delivered or failed, with the
+    tracker's error. 409 when no tracker applies to this workspace."""
+    return Status(201, _delivery_out(sinks.sink_test(workspace=request.workspace, actor=Actor.for_api_key(request.auth))))
+
+
+@router.get("/gaps/sink/deliveries", response=SinkDeliveryPage, auth=require("admin"),
+            summary="The tracker deliveries (issues opened, closed, reopened; tests), newest first")
+def list_sink_deliveries(request: HttpRequest, paging: Query[PageIn]):
+    return page(selectors.sink_deliveries(workspace=request.workspace), paging, _delivery_out)
+
+
+@router.get("/gaps/censored", response=CensoredPage, auth=require("read"),
+            summary="Refusals linked to a censor instead of counted as gaps")
+def list_censored(request: HttpRequest, filters: Query[CensoredFilter], paging: Query[PageIn]):
+    return page(selectors.censored_refusals(workspace=request.workspace, censor_id=filters.censor_id), paging,
+                _censored_out)
 
 
 @router.get("/gaps/{gap_id}", response=GapDetailOut, auth=require("read"), summary="One gap with its evidence")

@@ -120,3 +120,139 @@ class GapScanCursor(models.Model):
     name = models.CharField(max_length=64, primary_key=True)
     last_event_id = models.BigIntegerField(default=0)
     updated_at = models.DateTimeField(default=timezone.now)
+
+
+class TrackerKind(models.TextChoices):
+    GITHUB = "github", "GitHub"
+    GITLAB = "gitlab", "GitLab"
+
+
+class GapSink(models.Model):
+    """Per workspace: the issue tracker its TODOs open issues in (issue 18: "through the
+    workspace's configured sinks"). Precedence (gaps.sinks.tracker_for): a workspace with a
+    row uses it, or no tracker at all while it is disabled; a workspace without one uses the
+    deployment's MNEMO_TRACKER_* settings, when those name a kind.
+
+    The token is write-only: set through the API or the dashboard, never shown back (only
+    `token_hint`), never in an audit row, a log line or an error."""
+
+    workspace = models.OneToOneField(Workspace, on_delete=models.CASCADE, primary_key=True, related_name="+")
+    kind = models.CharField(max_length=16, choices=TrackerKind.choices)
+    base_url = models.CharField(max_length=500)  # "https://api.github.com", a GitLab's root
+    project = models.CharField(max_length=300)  # "owner/repo"; "group/sub/project" or a numeric id
+    token = models.CharField(max_length=500)
+    enabled = models.BooleanField(default=True)
+    updated_at = models.DateTimeField(default=timezone.now)
+    updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=models.Q(kind__in=TrackerKind.values), name="gap_sink_kind_valid"),
+            models.CheckConstraint(condition=models.Q(base_url__regex=r"^[hH][tT][tT][pP][sS]?://"),
+                                   name="gap_sink_url_http"),
+            models.CheckConstraint(condition=~models.Q(token=""), name="gap_sink_token_set"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} {self.project}"
+
+    @property
+    def token_hint(self) -> str:
+        return token_hint(self.token)
+
+
+def token_hint(token: str) -> str:
+    """What is ever shown of a token: its last four characters, and only of a long one."""
+    return f"…{token[-4:]}" if len(token) >= 16 else ("set" if token else "")
+
+
+class SinkDeliveryStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    DELIVERED = "delivered", "Delivered"
+    FAILED = "failed", "Failed"
+    SKIPPED = "skipped", "Skipped"  # nothing to do when its turn came (`last_error` says why)
+
+
+class SinkAction(models.TextChoices):
+    OPEN = "open", "Open the issue"
+    CLOSE = "close", "Close the issue"
+    REOPEN = "reopen", "Reopen the issue"
+    TEST = "test", "Test the settings"
+
+
+class SinkDelivery(models.Model):
+    """One call (with its retries) to a workspace's issue tracker, and what came of it: the
+    tracker's counterpart of a webhook delivery. `kind`, `base_url` and `project` say where
+    it went; the token is never kept here."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    # A delivery outlives its gap (merged, erased): the log still says what was sent where.
+    gap = models.ForeignKey(CapabilityGap, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    action = models.CharField(max_length=8, choices=SinkAction.choices)
+    note = models.TextField(blank=True)  # the comment a close or reopen adds
+    source = models.CharField(max_length=16, blank=True)  # "workspace" | "deployment": whose settings
+    kind = models.CharField(max_length=16, blank=True)
+    base_url = models.CharField(max_length=500, blank=True)
+    project = models.CharField(max_length=300, blank=True)
+    status = models.CharField(max_length=16, choices=SinkDeliveryStatus.choices, default=SinkDeliveryStatus.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    issue_number = models.PositiveIntegerField(null=True, blank=True)
+    issue_url = models.CharField(max_length=500, blank=True)
+    last_status_code = models.PositiveSmallIntegerField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name_plural = "sink deliveries"
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["workspace", "-created_at"], name="sink_delivery_recent"),
+            models.Index(fields=["gap", "action"], name="sink_delivery_gap"),
+        ]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(status__in=SinkDeliveryStatus.values),
+                                   name="sink_delivery_status_valid"),
+            models.CheckConstraint(condition=models.Q(action__in=SinkAction.values), name="sink_delivery_action_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.action} → {self.project or '?'} ({self.status})"
+
+
+class CensoredRefusal(models.Model):
+    """Issue 18: "not a gap: a refusal for policy reasons the team chose (a censor blocked
+    it: link the censor instead)". An agent's refusal whose request an active censor of the
+    workspace covers (memory.services.censors_matching, the API's censor check), linked to
+    that censor instead of counted as a gap. Only refusals seen after the censor existed are
+    linked: a gap found before its censor was created stays as it is (people resolve or
+    dismiss it)."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    censor = models.ForeignKey("memory.Memory", on_delete=models.CASCADE, related_name="+")  # the censor's memory
+    interaction = models.ForeignKey("conversations.Interaction", on_delete=models.CASCADE, related_name="+")
+    request = models.ForeignKey("conversations.Interaction", null=True, blank=True, on_delete=models.CASCADE,
+                                related_name="+")  # the message it answered, when found
+    entity = models.ForeignKey("entities.Entity", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    description = models.CharField(max_length=300)  # what was asked for
+    quote = models.TextField(blank=True)  # the refusal's words
+    start = models.PositiveIntegerField(null=True, blank=True)
+    end = models.PositiveIntegerField(null=True, blank=True)
+    rule = models.CharField(max_length=64, blank=True)
+    score = models.FloatField(default=0.0)  # how well the censor matched (as /censors/check scores it)
+    occurred_at = models.DateTimeField(default=timezone.now)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-occurred_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["censor", "interaction"], name="censored_refusal_once"),
+        ]
+        indexes = [
+            models.Index(fields=["workspace", "censor", "-occurred_at"], name="censored_refusal_censor"),
+            models.Index(fields=["entity"], name="censored_refusal_entity"),
+        ]
+
+    def __str__(self) -> str:
+        return self.description

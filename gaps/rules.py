@@ -623,3 +623,10 @@ def same_need_text(description: str, quote: str = "") -> str:
     vocabulary ("I can't export invoices as PDF"): on the labelled set the refusals of one
     need lie nearer each other than the requests do (bench/gaps.py --embed)."""
     return quote.strip() or description
+
+
+def request_before(turns: Sequence[Turn], position: int) -> tuple[int, str] | None:
+    """(turn id, what was asked) of the request an agent turn at `position` answers, for the
+    LLM judge (gaps/judge.py); None when no recent inbound turn asks for anything."""
+    request = _latest_request(turns, position)
+    return (request.turn_id, request.ask) if request and request.ask else None

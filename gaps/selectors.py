@@ -1,5 +1,6 @@
 """Reads of the gaps layer: lists for the API and the pages, a gap with its evidence, the
-TODO list, the occurrences over time for the small charts, and the layer's counts."""
+TODO list, the occurrences over time for the small charts, and the layer's counts; the
+workspace's tracker settings and deliveries; the refusals linked to a censor."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from django.utils import timezone
 from pgvector import Vector
 
 from core.models import Workspace
-from gaps.models import CapabilityGap, GapEvidence, GapRelevance, GapStatus
+from gaps.models import CapabilityGap, CensoredRefusal, GapEvidence, GapRelevance, GapStatus, SinkDelivery
 
 OPEN = (GapStatus.DETECTED, GapStatus.TODO_CREATED)
 
@@ -106,3 +107,16 @@ def gaps_similar(*, gap: CapabilityGap, limit: int = 3) -> list[tuple[Capability
             if pk != gap.pk]
     found = CapabilityGap.objects.in_bulk([pk for pk, _ in near])
     return [(found[pk], distance) for pk, distance in near if pk in found][:limit]
+
+
+def sink_deliveries(*, workspace: Workspace) -> QuerySet[SinkDelivery]:
+    """The workspace's tracker deliveries, newest first."""
+    return SinkDelivery.objects.filter(workspace=workspace).order_by("-created_at", "-id")
+
+
+def censored_refusals(*, workspace: Workspace, censor_id: int | None = None) -> QuerySet[CensoredRefusal]:
+    """Refusals linked to a censor instead of counted as gaps, newest first."""
+    rows = CensoredRefusal.objects.filter(workspace=workspace)
+    if censor_id is not None:
+        rows = rows.filter(censor_id=censor_id)
+    return rows.select_related("interaction").order_by("-occurred_at", "-id")

@@ -23,12 +23,20 @@ from core import selectors as core_selectors
 from core.concurrency import lock_workspaces, retry_on_conflict
 from core.errors import ApiError, Conflict, NotFound
 from core.models import Workspace
-from core.providers import get_embedder
+from core.providers import get_embedder, get_llm
 from core.safe_text import refuse_secrets
 from core.services import SYSTEM, Actor, audit_record
 from entities import decisions
-from gaps import rules, selectors, sinks
-from gaps.models import CapabilityGap, GapEvidence, GapPolicy, GapRelevance, GapScanCursor, GapStatus
+from gaps import censoring, judge, rules, selectors, sinks
+from gaps.models import (
+    CapabilityGap,
+    CensoredRefusal,
+    GapEvidence,
+    GapPolicy,
+    GapRelevance,
+    GapScanCursor,
+    GapStatus,
+)
 from memory import selectors as memory_selectors
 from review.services import review_open
 from webhooks.services import deliveries_erase, webhooks_emit
@@ -65,6 +73,7 @@ class Occurrence:
 class GapDrafts:
     occurrences: list[Occurrence] = field(default_factory=list)
     vectors: dict[str, list[float]] = field(default_factory=dict)
+    censored: list[censoring.CensorLink] = field(default_factory=list)
 
 
 # --- the layer: prepare (no lock) and write (the claiming transaction) -----------------------
@@ -76,19 +85,23 @@ def _turn(interaction) -> rules.Turn:
 
 def interactions_prepare_gaps(interactions: Sequence) -> GapDrafts:
     """Run the rules over each conversation's batch with the turns before it (the request a
-    refusal answers may be in an earlier batch), then embed the descriptions found."""
+    refusal answers may be in an earlier batch), let the LLM judge weigh them when it is on,
+    embed the descriptions found, and set aside the refusals an active censor explains."""
     drafts = GapDrafts()
     by_conversation: dict[int, list] = {}
     for interaction in interactions:
         by_conversation.setdefault(interaction.conversation_id, []).append(interaction)
+    seen = []
     for conversation_id, batch in sorted(by_conversation.items()):
         before = conversation_selectors.interactions_before(conversation_id=conversation_id, before_id=batch[0].pk,
                                                             limit=CONTEXT_TURNS)
         known = {i.pk: i for i in [*before, *batch]}
         fresh = {i.pk for i in batch}
-        for finding in rules.detect([_turn(i) for i in known.values()]):
-            if finding.primary_id not in fresh or finding.rule == "gap.policy":
-                continue  # seen with an earlier batch; a policy the team chose is no gap
+        turns = [_turn(i) for i in known.values()]
+        # Findings about earlier turns were seen with an earlier batch.
+        seen.append((known, turns, fresh, [f for f in rules.detect(turns) if f.primary_id in fresh]))
+    for known, findings in _judged(seen):
+        for finding in findings:
             primary = known[finding.primary_id]
             asker = next((known[pk] for pk in finding.supporting_ids if pk in known), None)
             drafts.occurrences.append(Occurrence(
@@ -98,9 +111,28 @@ def interactions_prepare_gaps(interactions: Sequence) -> GapDrafts:
                 span=tuple(finding.span), occurred_at=primary.occurred_at,
             ))
     texts = list(dict.fromkeys(rules.same_need_text(o.description, o.quote) for o in drafts.occurrences))
+    texts += [t for t in censoring.action_texts(drafts.occurrences) if t not in texts]
     if texts:
         drafts.vectors = dict(zip(texts, get_embedder().embed(texts)))
+    # A policy the team chose is no gap: linked to the censor that holds it, if one does.
+    drafts.censored, kept = censoring.split(drafts.occurrences, drafts.vectors)
+    drafts.occurrences = [o for o in kept if o.rule != "gap.policy"]
     return drafts
+
+
+def _judged(seen: list) -> list[tuple[dict, list[rules.Finding]]]:
+    """(known interactions, findings) per conversation, after the optional LLM judge
+    (gaps.judge): one call for the whole batch, rule refusals first, capped."""
+    llm = get_llm() if settings.MNEMO_GAP_LLM_JUDGE else None
+    if llm is None:
+        return [(known, findings) for known, _, _, findings in seen]
+    per_conversation = [judge.candidates(turns, fresh, findings) for _, turns, fresh, findings in seen]
+    chosen = sorted((c for found in per_conversation for c in found), key=lambda c: c.finding is None)
+    chosen = chosen[:settings.MNEMO_GAP_LLM_MAX_CANDIDATES]
+    verdicts = judge.judge(llm, chosen)
+    ids = {c.turn_id for c in chosen}
+    return [(known, judge.apply(findings, [c for c in found if c.turn_id in ids], verdicts))
+            for (known, _, _, findings), found in zip(seen, per_conversation)]
 
 
 def interactions_write_gaps(interactions: Sequence, drafts: GapDrafts | None) -> None:
@@ -109,6 +141,7 @@ def interactions_write_gaps(interactions: Sequence, drafts: GapDrafts | None) ->
     if not drafts:
         return
     alive = {i.pk for i in interactions}
+    censoring.links_write([link for link in drafts.censored if link.occurrence.primary_id in alive])
     for occurrence in drafts.occurrences:
         if occurrence.primary_id in alive:
             _record(occurrence, drafts.vectors.get(rules.same_need_text(occurrence.description, occurrence.quote)),
@@ -206,8 +239,7 @@ def _todo_if_due(gap: CapabilityGap, workspace: Workspace, actor: Actor) -> None
     gap.save(update_fields=["status", "todo_created_at", "todo_ref"])
     audit_record(workspace=workspace, actor=actor, verb="gap.todo", target=gap,
                  data={"frequency": gap.frequency, "threshold": threshold_for(gap.workspace_id), "todo": gap.todo_ref})
-    if sinks.tracker_config() is not None and not gap.issue_number:
-        transaction.on_commit(lambda pk=gap.pk: _enqueue("open_issue", pk), robust=True)
+    _deliver_later(sinks.issue_open_queue(gap=gap))
     webhooks_emit(workspace_id=gap.workspace_id, event="gap.todo_created", data=_event_data(gap))
 
 
@@ -229,8 +261,13 @@ def _enqueue(task: str, *args) -> None:
 
 
 def _sync_issue(gap: CapabilityGap, *, open: bool, note: str) -> None:  # noqa: A002 - as trackers names it
-    if gap.issue_number and sinks.tracker_config() is not None:
-        transaction.on_commit(lambda pk=gap.pk: _enqueue("sync_issue", pk, open, note), robust=True)
+    _deliver_later(sinks.issue_sync_queue(gap=gap, open=open, note=note))
+
+
+def _deliver_later(delivery) -> None:
+    """Send a tracker delivery (gaps.sinks) once the transaction that queued it commits."""
+    if delivery is not None:
+        transaction.on_commit(lambda pk=delivery.pk: _enqueue("deliver_issue", pk), robust=True)
 
 
 def _open_review(gap: CapabilityGap) -> None:
@@ -507,10 +544,12 @@ def gaps_erase(entity, interaction_ids: list[int]) -> dict[str, int]:
         # A gap named by the erased person's words: what webhooks copied of it goes too.
         deliveries_erase(workspace_id=workspace_id, key="gap", ids=[gap_id])
     removed = empty.delete()[1].get("gaps.CapabilityGap", 0)
+    censored = CensoredRefusal.objects.filter(
+        Q(interaction_id__in=interaction_ids) | Q(request_id__in=interaction_ids) | Q(entity=entity)).delete()[0]
     for gap in CapabilityGap.objects.filter(pk__in=touched):
         _recount(gap)
         gap.save(update_fields=["frequency", "first_seen", "last_seen"])
-    return {"gap evidence": evidence, "capability gaps": removed}
+    return {"gap evidence": evidence, "capability gaps": removed, "censored refusals": censored}
 
 
 def gaps_move(source, target) -> dict[str, list[int]]:
@@ -518,9 +557,12 @@ def gaps_move(source, target) -> dict[str, list[int]]:
     CapabilityGap.objects.filter(pk__in=ids).update(entity=target)
     evidence = list(GapEvidence.objects.filter(entity=source).values_list("pk", flat=True))
     GapEvidence.objects.filter(pk__in=evidence).update(entity=target)
-    return {"capability gaps": ids, "gap evidence": evidence}
+    censored = list(CensoredRefusal.objects.filter(entity=source).values_list("pk", flat=True))
+    CensoredRefusal.objects.filter(pk__in=censored).update(entity=target)
+    return {"capability gaps": ids, "gap evidence": evidence, "censored refusals": censored}
 
 
 def gaps_restore(moved, source) -> None:
     CapabilityGap.objects.filter(pk__in=moved.get("capability gaps", [])).update(entity=source)
     GapEvidence.objects.filter(pk__in=moved.get("gap evidence", [])).update(entity=source)
+    CensoredRefusal.objects.filter(pk__in=moved.get("censored refusals", [])).update(entity=source)

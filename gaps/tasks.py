@@ -29,22 +29,16 @@ def _retry_later(task, exc: trackers.TrackerError):
     raise task.retry(exc=exc, countdown=countdown)
 
 
-@shared_task(name="gaps.open_issue", bind=True, acks_late=True, max_retries=8)
-def open_issue(self, gap_id: int) -> str | None:
-    """Open the TODO's issue in the configured tracker (idempotent: a gap with an issue is skipped)."""
+@shared_task(name="gaps.deliver_issue", bind=True, acks_late=True, max_retries=8)
+def deliver_issue(self, delivery_id: int) -> str | None:
+    """Open, close or reopen a gap's issue in the workspace's tracker (gaps.sinks): one
+    SinkDelivery, whose row says what came of each try. Idempotent: a delivery that is no
+    longer pending is skipped, and so is opening an issue for a gap that has one."""
     try:
-        return sinks.gap_issue_open(gap_id=gap_id)
+        delivery = sinks.issue_deliver(delivery_id=delivery_id, final=self.request.retries >= self.max_retries)
     except trackers.TrackerError as exc:
         _retry_later(self, exc)
-
-
-@shared_task(name="gaps.sync_issue", bind=True, acks_late=True, max_retries=8)
-def sync_issue(self, gap_id: int, open: bool, note: str) -> bool:  # noqa: A002
-    """Close or reopen the gap's issue with a comment."""
-    try:
-        return sinks.gap_issue_sync(gap_id=gap_id, open=open, note=note)
-    except trackers.TrackerError as exc:
-        _retry_later(self, exc)
+    return delivery.status if delivery else None
 
 
 @shared_task(name="gaps.scan_failures", acks_late=True)

@@ -1,5 +1,7 @@
 """The gaps pages: gaps ranked by frequency with their occurrences over 30 days, one gap
-with its evidence timeline and lifecycle actions, the TODO list, the TODO threshold."""
+with its evidence timeline and lifecycle actions, the TODO list, the policy page (the TODO
+threshold, the workspace's issue tracker and its deliveries: admins only, checked here),
+and the refusals linked to a censor instead of counted."""
 
 from __future__ import annotations
 
@@ -7,10 +9,10 @@ from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ObjectDoesNotExist, ValidationError
 from django.core.paginator import Paginator
-from django.http import Http404
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.safestring import mark_safe
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_http_methods, require_POST
 
 from core.decorators import workspace_view
 from core.errors import ApiError
@@ -18,10 +20,11 @@ from core.models import Role
 from core.pagination import page_number
 from core.quoting import around_quote
 from core.services import Actor
-from gaps import charts, rules, selectors, services
-from gaps.models import GapStatus
+from gaps import charts, rules, selectors, services, sinks
+from gaps.models import GapStatus, TrackerKind
 
 PAGE_SIZE = 50
+DELIVERIES_SHOWN = 25
 CHART_DAYS = 30
 
 
@@ -112,9 +115,19 @@ def gap_act(request, gap_id: int, action: str):
     return redirect("gap", slug=request.workspace.slug, gap_id=gap.pk)
 
 
-@require_POST
+def _policy_context(request, **extra) -> dict:
+    return {"threshold": services.threshold_for(request.workspace.pk),
+            "sink": sinks.sink_settings(workspace=request.workspace), "kinds": TrackerKind.choices,
+            "deliveries": list(selectors.sink_deliveries(workspace=request.workspace)[:DELIVERIES_SHOWN]), **extra}
+
+
+@require_http_methods(["GET", "POST"])
 @workspace_view(Role.ADMIN)
-def policy_set(request):
+def policy_page(request):
+    """GET: the page (its deliveries panel alone for htmx); POST: the TODO threshold."""
+    if request.method == "GET":
+        template = "gaps/policy.html#deliveries" if request.htmx else "gaps/policy.html"
+        return render(request, template, _policy_context(request))
     try:
         threshold = int(request.POST.get("todo_threshold", ""))
         services.gap_policy_set(workspace=request.workspace, todo_threshold=threshold, actor=Actor.for_user(request.user))
@@ -123,4 +136,57 @@ def policy_set(request):
         messages.error(request, "The threshold is a whole number.")
     except ApiError as exc:
         _error(request, exc)
-    return redirect("gaps", slug=request.workspace.slug)
+    return redirect("gap-policy", slug=request.workspace.slug)
+
+
+@require_POST
+@workspace_view(Role.ADMIN)
+def sink_save(request):
+    """The tracker form. An empty token box keeps the stored token (it is never shown)."""
+    try:
+        sinks.sink_set(workspace=request.workspace, kind=request.POST.get("kind", ""),
+                       base_url=request.POST.get("base_url", "")[:600], project=request.POST.get("project", "")[:400],
+                       token=request.POST.get("token", "")[:600] or None, enabled=request.POST.get("enabled") == "on",
+                       actor=Actor.for_user(request.user))
+        messages.success(request, "Saved: this workspace's TODOs open issues in its own tracker.")
+    except (ApiError, ValidationError) as exc:
+        _error(request, exc)
+    return redirect("gap-policy", slug=request.workspace.slug)
+
+
+@require_POST
+@workspace_view(Role.ADMIN)
+def sink_act(request, action: str):
+    """test: read the project with the settings (answers htmx with the deliveries panel and
+    a `sink-tested` event); remove: back to the deployment's default."""
+    actor = Actor.for_user(request.user)
+    try:
+        if action == "test":
+            delivery = sinks.sink_test(workspace=request.workspace, actor=actor)
+            notice = ("The tracker answered: the settings work." if delivery.status == "delivered"
+                      else f"The test failed: {delivery.last_error}")
+            if request.htmx:
+                response = render(request, "gaps/policy.html#deliveries", _policy_context(request, notice=notice))
+                response["HX-Trigger"] = "sink-tested"
+                return response
+            (messages.success if delivery.status == "delivered" else messages.error)(request, notice)
+        elif action == "remove":
+            sinks.sink_delete(workspace=request.workspace, actor=actor)
+            messages.success(request, "Removed: the deployment's default tracker applies again, if there is one.")
+        else:
+            raise Http404("No such action.")
+    except ApiError as exc:
+        if request.htmx:
+            return HttpResponse(exc.message, status=exc.status, content_type="text/plain; charset=utf-8")
+        _error(request, exc)
+    return redirect("gap-policy", slug=request.workspace.slug)
+
+
+@workspace_view()
+def censored_list(request):
+    """Refusals linked to a censor instead of counted as gaps (?censor=<id>: one censor's)."""
+    censor = request.GET.get("censor", "")
+    censor_id = int(censor) if censor.isdigit() and len(censor) <= 12 else None
+    rows = selectors.censored_refusals(workspace=request.workspace, censor_id=censor_id)
+    page = Paginator(rows, PAGE_SIZE).get_page(page_number(request))
+    return render(request, "gaps/censored.html", {"page": page, "censor_id": censor_id})

@@ -126,12 +126,20 @@ MNEMO_GAP_SAME_NEED_DISTANCE = env_float("MNEMO_GAP_SAME_NEED_DISTANCE", 0.25)
 MNEMO_GAP_SUGGEST_DISTANCE = env_float("MNEMO_GAP_SUGGEST_DISTANCE", 0.6)
 # A pack warns of an open gap whose need lies this close to the query (cosine distance).
 MNEMO_PACK_GAP_MAX_DISTANCE = env_float("MNEMO_PACK_GAP_MAX_DISTANCE", 0.45)
-# An issue tracker for capability-gap TODOs (trackers/): off unless a kind is set. The
-# token comes from the environment only, never the database (it is a credential).
+# The deployment's default issue tracker for capability-gap TODOs (trackers/): off unless a
+# kind is set. A workspace whose admins configured a tracker of their own (gaps.models.GapSink,
+# /api/v1/gaps/sink) uses that one instead, or none while they keep it disabled; these apply
+# only to workspaces without one (gaps.sinks.tracker_for).
 MNEMO_TRACKER_KIND = os.environ.get("MNEMO_TRACKER_KIND", "")  # "github" | "gitlab" | ""
 MNEMO_TRACKER_URL = os.environ.get("MNEMO_TRACKER_URL", "https://api.github.com")
 MNEMO_TRACKER_PROJECT = os.environ.get("MNEMO_TRACKER_PROJECT", "")  # "owner/repo", "group/project"
 MNEMO_TRACKER_TOKEN = os.environ.get("MNEMO_TRACKER_TOKEN", "")
+# The optional LLM judge of capability gaps (gaps/judge.py): off by default, and used only
+# when an LLM is configured (MNEMO_LLM_URL). In the worker, never in a request, it reads the
+# turns the rules flag, and agent replies to a request that no rule flagged, at most this
+# many per batch; the rules' findings stand when it fails or answers something unusable.
+MNEMO_GAP_LLM_JUDGE = env_bool("MNEMO_GAP_LLM_JUDGE", False)
+MNEMO_GAP_LLM_MAX_CANDIDATES = int(os.environ.get("MNEMO_GAP_LLM_MAX_CANDIDATES", "20"))
 # Where the dashboard is reached, for links in issues ("" leaves them out).
 MNEMO_PUBLIC_URL = os.environ.get("MNEMO_PUBLIC_URL", "")
 

@@ -25,6 +25,9 @@ class Reply:
 class OpenAIServer:
     replies: deque = field(default_factory=deque)
     requests: list = field(default_factory=list)
+    # System-prompt marker -> its own replies, for a test of one caller while others (the
+    # memory extractor) use the same LLM: their requests get the queue above (a 500 when empty).
+    replies_for: dict = field(default_factory=dict)
 
     def __post_init__(self):
         server = self
@@ -34,7 +37,7 @@ class OpenAIServer:
                 length = int(self.headers.get("Content-Length", 0))
                 payload = json.loads(self.rfile.read(length) or b"{}")
                 server.requests.append({"path": self.path, "json": payload, "auth": self.headers.get("Authorization")})
-                reply = server.replies.popleft() if server.replies else Reply(500, {"error": "no reply scripted"})
+                reply = server._reply_for(payload)
                 if reply.delay:
                     time.sleep(reply.delay)
                 body = reply.body if isinstance(reply.body, str) else json.dumps(reply.body)
@@ -59,18 +62,29 @@ class OpenAIServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
 
-    def chat(self, content: str, status: int = 200, delay: float = 0.0) -> None:
+    def _reply_for(self, payload: dict) -> Reply:
+        first = (payload.get("messages") or [{}])[0]
+        system = str(first.get("content") or "") if isinstance(first, dict) else ""
+        for marker, queue in self.replies_for.items():
+            if marker in system and queue:
+                return queue.popleft()
+        return self.replies.popleft() if self.replies else Reply(500, {"error": "no reply scripted"})
+
+    def chat(self, content: str, status: int = 200, delay: float = 0.0, *, when: str | None = None) -> None:
+        """Script the next chat answer; with `when`, the next one for a system prompt holding it."""
         body = {"id": "x", "object": "chat.completion", "model": "test",
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]}
-        self.replies.append(Reply(status, body, delay))
+        queue = self.replies if when is None else self.replies_for.setdefault(when, deque())
+        queue.append(Reply(status, body, delay))
 
     def embeddings(self, vectors: list[list[float]]) -> None:
         body = {"object": "list", "model": "test",
                 "data": [{"object": "embedding", "index": i, "embedding": v} for i, v in reversed(list(enumerate(vectors)))]}
         self.replies.append(Reply(200, body))
 
-    def error(self, status: int, delay: float = 0.0) -> None:
-        self.replies.append(Reply(status, {"error": {"message": f"status {status}"}}, delay))
+    def error(self, status: int, delay: float = 0.0, *, when: str | None = None) -> None:
+        queue = self.replies if when is None else self.replies_for.setdefault(when, deque())
+        queue.append(Reply(status, {"error": {"message": f"status {status}"}}, delay))
 
     def close(self) -> None:
         self.httpd.shutdown()

@@ -68,6 +68,12 @@ def open_issue(config: TrackerConfig, *, title: str, body: str,
     return OpenedIssue(url=_field(answer, "web_url", str), number=_field(answer, "iid", int), kind="gitlab")
 
 
+def check(config: TrackerConfig, *, transport: httpx.BaseTransport | None = None) -> None:
+    """Read the project (GitHub's repository, GitLab's project): a test of the base URL,
+    the project and the token that opens nothing. Raises TrackerError as the others do."""
+    _send(config, "GET", _project_route(config), None, transport)
+
+
 def comment(config: TrackerConfig, *, number: int, body: str, transport: httpx.BaseTransport | None = None) -> None:
     """Add a comment (a GitLab note) to issue `number`."""
     tail = "/comments" if config.kind == "github" else "/notes"
@@ -83,6 +89,12 @@ def set_state(config: TrackerConfig, *, number: int, open: bool,  # noqa: A002 -
     else:
         payload = {"state_event": "reopen" if open else "close"}
         _send(config, "PUT", _issue_route(config, number), payload, transport)
+
+
+def validate(config: TrackerConfig) -> None:
+    """Raise TrackerError (not retryable) when the settings cannot work: the kind, the base
+    URL, the project's form, the token's characters. No request is made."""
+    _project_route(config)
 
 
 # --- routes -------------------------------------------------------------------------------
@@ -147,7 +159,7 @@ def _headers(config: TrackerConfig) -> dict[str, str]:
 
 # --- one request ----------------------------------------------------------------------------
 
-def _send(config: TrackerConfig, method: str, route: str, payload: dict,
+def _send(config: TrackerConfig, method: str, route: str, payload: dict | None,
           transport: httpx.BaseTransport | None) -> dict:
     name = "GitHub" if config.kind == "github" else "GitLab"
     try:

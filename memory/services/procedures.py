@@ -154,26 +154,42 @@ def _effective_activations(censor: Censor) -> int:
     return censor.activation_count - censor.false_positive_count
 
 
-@transaction.atomic
-def censors_check(*, workspace_id: int, action: str, actor: Actor = SYSTEM) -> list[dict]:
-    """The active censors an intended action matches: every trigger word present, or
-    close in meaning. Each match counts as an activation and may escalate the censor."""
-    action = action.strip()
-    if not action:
-        raise ValidationError({"action": "Describe the action to check."})
-    vector = get_embedder().embed([action])[0]
+def censors_matching(*, workspace_id: int, action: str, vector, lock: bool = False) -> list[dict]:
+    """The workspace's active censors an action matches — every trigger word present, or
+    close in meaning (`vector` is the action's embedding) — best first, blocking ones first.
+    No side effect: `censors_check` counts the activations; the gaps layer asks whether a
+    refusal answered a request a censor covers. `lock` locks the matched censors' rows
+    (inside the caller's transaction)."""
     action_words = _words(action)
-    censors = (Censor.objects.select_for_update(no_key=True, of=("self",)).select_related("memory")
-               .filter(memory__workspace_id=workspace_id, memory__status=MemoryStatus.ACTIVE)
-               .annotate(distance=CosineDistance("embedding", vector)))
+    censors = Censor.objects.select_related("memory").filter(memory__workspace_id=workspace_id,
+                                                             memory__status=MemoryStatus.ACTIVE)
+    if lock:
+        censors = censors.select_for_update(no_key=True, of=("self",))
     matches = []
-    now = timezone.now()
-    for censor in censors:
+    for censor in censors.annotate(distance=CosineDistance("embedding", vector)):
         trigger_words = _words(censor.trigger)
         lexical = len(trigger_words & action_words) / len(trigger_words) if trigger_words else 0.0
         similarity = 1 - censor.distance if censor.distance is not None else 0.0
         if lexical < 1.0 and similarity < settings.MNEMO_CENSOR_MATCH_THRESHOLD:
             continue
+        matches.append({"censor": censor, "score": round(max(lexical, similarity), 4),
+                        "lexical": round(lexical, 4), "similarity": round(similarity, 4)})
+    matches.sort(key=lambda m: (m["censor"].action != CensorAction.BLOCK, -m["score"], m["censor"].pk))
+    return matches
+
+
+@transaction.atomic
+def censors_check(*, workspace_id: int, action: str, actor: Actor = SYSTEM) -> list[dict]:
+    """The active censors an intended action matches (`censors_matching`). Each match
+    counts as an activation and may escalate the censor."""
+    action = action.strip()
+    if not action:
+        raise ValidationError({"action": "Describe the action to check."})
+    vector = get_embedder().embed([action])[0]
+    matches = censors_matching(workspace_id=workspace_id, action=action, vector=vector, lock=True)
+    now = timezone.now()
+    for match in matches:
+        censor = match["censor"]
         censor.activation_count += 1
         censor.last_activated_at = now
         fields = ["activation_count", "last_activated_at"]
@@ -183,8 +199,6 @@ def censors_check(*, workspace_id: int, action: str, actor: Actor = SYSTEM) -> l
             audit_record(workspace=censor.memory.workspace, actor=SYSTEM, verb="censor.escalate", target=censor.memory,
                          data={"activations": censor.activation_count, "threshold": censor.escalation_threshold})
         censor.save(update_fields=fields)
-        matches.append({"censor": censor, "score": round(max(lexical, similarity), 4),
-                        "lexical": round(lexical, 4), "similarity": round(similarity, 4)})
     if matches:
         audit_record(workspace=matches[0]["censor"].memory.workspace, actor=actor, verb="censor.check",
                      data={"matched": [m["censor"].pk for m in matches]})

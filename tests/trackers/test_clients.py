@@ -303,3 +303,24 @@ def test_the_token_is_in_no_error_about_the_configuration(server):
         trackers.open_issue(_config(server, "gitlab", base_url="gopher://tracker"), title="A gap", body="")
 
     assert TOKEN not in str(error.value) and TOKEN not in repr(error.value)
+
+
+@pytest.mark.parametrize("kind", ["github", "gitlab"])
+def test_check_reads_the_project_and_opens_nothing(server, kind):
+    trackers.check(_config(server, kind))
+    assert server.requests[-1]["method"] == "GET" and server.github == {} and server.gitlab == {}
+    with pytest.raises(TrackerError) as unknown:
+        trackers.check(_config(server, kind, project="acme/nothing-here"))
+    assert unknown.value.status == 404 and not unknown.value.retryable
+    with pytest.raises(TrackerError) as refused:
+        trackers.check(_config(server, kind, token="not-the-token"))
+    assert refused.value.status == 401
+
+
+def test_validate_refuses_settings_that_cannot_work_without_a_request(server):
+    for bad in ({"kind": "bitbucket"}, {"base_url": "ftp://x"}, {"project": "no-slash"}, {"token": "has space"}):
+        with pytest.raises(TrackerError) as refused:
+            trackers.validate(_config(server, "github", **bad))
+        assert not refused.value.retryable and TOKEN not in str(refused.value)
+    trackers.validate(_config(server, "github"))
+    assert server.requests == []

@@ -4,7 +4,9 @@ tracker exists here). GitHub answers at the root, a self-hosted GitLab under /gi
 
 It checks what the real ones check — the token and its header, the JSON body, a project
 it knows (GitLab's given URL-encoded, as the raw request path shows) — keeps the issues
-it opened, and can be told to answer the next request with an error or to hang."""
+it opened, and can be told to answer the next request with an error or to hang. More
+GitHub repositories can be added (`add_github_project`), for workspaces that each have
+their own."""
 
 from __future__ import annotations
 
@@ -22,8 +24,8 @@ GITHUB_PROJECT = "acme/agents"
 GITLAB_PROJECT = "acme/platform/agents"
 GITLAB_PROJECT_ID = "42"  # the same project by its numeric id
 
-_GITHUB = re.compile(r"^/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)/issues(?:/(?P<number>\d+)(?P<tail>/comments)?)?$")
-_GITLAB = re.compile(r"^/gitlab/api/v4/projects/(?P<project>[^/]+)/issues(?:/(?P<number>\d+)(?P<tail>/notes)?)?$")
+_GITHUB = re.compile(r"^/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)(?P<issues>/issues(?:/(?P<number>\d+)(?P<tail>/comments)?)?)?$")
+_GITLAB = re.compile(r"^/gitlab/api/v4/projects/(?P<project>[^/]+)(?P<issues>/issues(?:/(?P<number>\d+)(?P<tail>/notes)?)?)?$")
 
 
 @dataclass
@@ -46,14 +48,18 @@ class Issue:
 @dataclass
 class TrackerServer:
     requests: list = field(default_factory=list)
-    github: dict = field(default_factory=dict)  # number -> Issue
+    github: dict = field(default_factory=dict)  # number -> Issue, in GITHUB_PROJECT
     gitlab: dict = field(default_factory=dict)  # iid -> Issue
     scripted: deque = field(default_factory=deque)
 
     def __post_init__(self):
         server = self
+        self.github_projects = {GITHUB_PROJECT: self.github}  # "owner/repo" -> {number: Issue}
 
         class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):
+                self._handle()
+
             def do_POST(self):
                 self._handle()
 
@@ -114,6 +120,10 @@ class TrackerServer:
     def hang_next(self, seconds: float) -> None:
         self.scripted.append(Scripted(200, {}, {}, hang=seconds))
 
+    def add_github_project(self, project: str) -> dict:
+        """Another repository the token may reach; returns its issues (number -> Issue)."""
+        return self.github_projects.setdefault(project, {})
+
     def close(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
@@ -132,8 +142,12 @@ class TrackerServer:
             return 401, {"message": "Bad credentials", "documentation_url": "https://docs.github.com/rest"}
         if headers.get("Accept") != "application/vnd.github+json" or headers.get("X-GitHub-Api-Version") != "2022-11-28":
             return 400, {"message": "missing the API media type or version"}
-        if f"{match['owner']}/{match['repo']}" != GITHUB_PROJECT:
+        project = f"{match['owner']}/{match['repo']}"
+        issues = self.github_projects.get(project)
+        if issues is None:
             return 404, {"message": "Not Found"}
+        if match["issues"] is None:  # the repository itself
+            return (200, {"full_name": project}) if method == "GET" else (404, {"message": "Not Found"})
         number, tail = match["number"], match["tail"]
         if number is None:
             if method != "POST":
@@ -141,11 +155,11 @@ class TrackerServer:
             if not isinstance(payload.get("title"), str) or not payload["title"] or not isinstance(payload.get("body"), str) \
                     or not all(isinstance(label, str) for label in payload.get("labels", [])):
                 return 422, {"message": "Validation Failed", "errors": [{"resource": "Issue", "code": "invalid"}]}
-            number = len(self.github) + 1
-            self.github[number] = Issue(payload["title"], payload["body"], list(payload.get("labels", [])))
-            return 201, {"number": number, "html_url": f"https://github.com/{GITHUB_PROJECT}/issues/{number}",
+            number = len(issues) + 1
+            issues[number] = Issue(payload["title"], payload["body"], list(payload.get("labels", [])))
+            return 201, {"number": number, "html_url": f"https://github.com/{project}/issues/{number}",
                          "state": "open", "title": payload["title"]}
-        issue = self.github.get(int(number))
+        issue = issues.get(int(number))
         if issue is None:
             return 404, {"message": "Not Found"}
         if tail and method == "POST" and isinstance(payload.get("body"), str):
@@ -161,6 +175,9 @@ class TrackerServer:
             return 401, {"message": "401 Unauthorized"}
         if unquote(match["project"]) not in (GITLAB_PROJECT, GITLAB_PROJECT_ID):
             return 404, {"message": "404 Project Not Found"}
+        if match["issues"] is None:
+            return (200, {"id": int(GITLAB_PROJECT_ID), "path_with_namespace": GITLAB_PROJECT}) if method == "GET" \
+                else (404, {"message": "404 Not Found"})
         number, tail = match["number"], match["tail"]
         if number is None:
             if method != "POST":
