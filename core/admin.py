@@ -7,7 +7,7 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from core import services
-from core.models import ApiKey, AuditEvent, Membership, Scope, WorkerHeartbeat, Workspace
+from core.models import ApiKey, AuditEvent, JobRun, Membership, Scope, WorkerHeartbeat, Workspace
 from core.safe_text import SecretRefusingForm, SecretRefusingMixin
 
 
@@ -189,3 +189,10 @@ class AuditEventAdmin(ReadOnlyAdmin):
 @admin.register(WorkerHeartbeat)
 class WorkerHeartbeatAdmin(ReadOnlyAdmin):
     list_display = ["name", "seen_at", "hostname"]
+
+
+@admin.register(JobRun)
+class JobRunAdmin(ReadOnlyAdmin):
+    list_display = ["name", "status", "trigger", "workspace", "started_at", "finished_at", "counts"]
+    list_filter = ["name", "status", "trigger"]
+    date_hierarchy = "started_at"

@@ -148,3 +148,38 @@ class WorkerHeartbeat(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} @ {self.seen_at:%Y-%m-%d %H:%M:%S}"
+
+
+class JobRun(models.Model):
+    """One run of a scheduled maintenance job (issue 19: consolidation, decay, dedup scans,
+    rebuilds…): when, how long, what it changed. Written by core.jobs.job_run outside the
+    job's own transactions, so a failed or killed run is still seen (a run left `running`
+    past its job's bound was killed)."""
+
+    class Status(models.TextChoices):
+        RUNNING = "running"
+        OK = "ok"
+        FAILED = "failed"
+
+    name = models.CharField(max_length=80, help_text="The job, as the beat schedule names its task")
+    workspace = models.ForeignKey(Workspace, null=True, blank=True, on_delete=models.CASCADE, related_name="+",
+                                  help_text="Set when the run was for one workspace; empty for all")
+    trigger = models.CharField(max_length=20, default="schedule", help_text='"schedule", "manual" or "command"')
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.RUNNING)
+    started_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    counts = models.JSONField(default=dict, blank=True, help_text='What it changed: {"archived": 12, …}')
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-started_at", "-id"]
+        indexes = [models.Index(fields=["name", "-started_at"], name="jobrun_name_started")]
+        constraints = [models.CheckConstraint(condition=models.Q(status__in=["running", "ok", "failed"]),
+                                              name="jobrun_status_valid")]
+
+    def __str__(self) -> str:
+        return f"{self.name} {self.status} @ {self.started_at:%Y-%m-%d %H:%M:%S}"
+
+    @property
+    def seconds(self) -> float | None:
+        return (self.finished_at - self.started_at).total_seconds() if self.finished_at else None
