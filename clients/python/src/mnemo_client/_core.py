@@ -104,6 +104,11 @@ def call(op: Operation, *, path: dict[str, Any] | None = None, params: dict[str,
          idempotent: bool | None = None) -> Call:
     """A call of `op`. `body` holds the request model's fields (None means "not given", so
     the server's default applies); they are checked against the model before sending."""
+    for name, value in (path or {}).items():
+        # Servers decode %2F before routing (WSGI hands over the decoded path), so a slash
+        # inside a name can never reach the right endpoint.
+        if "/" in str(value):
+            raise _refused([{"loc": [name], "msg": "cannot contain '/'", "type": "value_error"}])
     url = op.path.format(**{k: quote(str(v), safe="") for k, v in (path or {}).items()})
     if body is not None:
         json = dump(op.body, body)
@@ -119,12 +124,17 @@ def dump(model: type[BaseModel], values: dict[str, Any] | BaseModel) -> dict[str
     try:
         instance = model.model_validate({k: v for k, v in values.items() if v is not None})
     except ValidationError as exc:
-        errors = [{"loc": list(err["loc"]), "msg": err["msg"], "type": err["type"]} for err in exc.errors()]
-        fields = ", ".join(".".join(str(p) for p in err["loc"]) or "body" for err in errors)
-        raise InvalidRequest(status=None, code="validation_error",
-                             message=f"The request did not validate (checked before sending): {fields}.",
-                             details={"errors": errors}) from None
+        raise _refused([{"loc": list(err["loc"]), "msg": err["msg"], "type": err["type"]}
+                        for err in exc.errors()]) from None
     return instance.model_dump(mode="json", exclude_unset=True)
+
+
+def _refused(errors: list[dict[str, Any]]) -> InvalidRequest:
+    """A request refused here, in the shape of the server's 422 (status None: not sent)."""
+    fields = ", ".join(".".join(str(p) for p in err["loc"]) or "body" for err in errors)
+    return InvalidRequest(status=None, code="validation_error",
+                          message=f"The request did not validate (checked before sending): {fields}.",
+                          details={"errors": errors})
 
 
 def parse(c: Call, response: httpx.Response) -> Any:

@@ -85,7 +85,8 @@ class InteractionIn(_In):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
-class InteractionBatchIn(_In):
+class InteractionBatchIn(BaseModel):
+    # Not closed, as on the server; each item is judged there on its own (Mnemo.log_batch).
     items: list[Any]
 
 
