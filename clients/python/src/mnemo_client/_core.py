@@ -16,7 +16,13 @@ import httpx
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from mnemo_client import models as m
-from mnemo_client.errors import InvalidRequest, UnexpectedResponse, error_from_response, retry_after_seconds
+from mnemo_client.errors import (
+    ConnectionFailed,
+    InvalidRequest,
+    UnexpectedResponse,
+    error_from_response,
+    retry_after_seconds,
+)
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 API_PREFIX = "/api/v1"
@@ -191,6 +197,17 @@ class RetryPolicy:
     def after_error(self, attempt: int, error: httpx.TransportError, idempotent: bool) -> float | None:
         never_sent = isinstance(error, (httpx.ConnectError, httpx.ConnectTimeout))
         return self._wait(attempt, None) if never_sent or idempotent else None
+
+    def next_wait(self, c: Call, attempt: int, outcome: httpx.Response | httpx.TransportError) -> float | None:
+        """After one attempt (an answer, or the transport's error): seconds to wait before
+        the next, or None when the answer is final. ConnectionFailed when the transport
+        failed and may not, or may no longer, be retried."""
+        if isinstance(outcome, httpx.Response):
+            return self.after_response(attempt, outcome)
+        wait = self.after_error(attempt, outcome, c.idempotent)
+        if wait is None:
+            raise ConnectionFailed(f"{c.op.method} {c.path}: {outcome!r}") from outcome
+        return wait
 
 
 def api_url(url: str | None) -> str:

@@ -9,6 +9,7 @@ calls, are the only methods written twice, around the same pure helpers in `_cor
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from datetime import datetime
@@ -18,7 +19,6 @@ import httpx
 
 from mnemo_client import _core as c
 from mnemo_client import models as m
-from mnemo_client.errors import ConnectionFailed
 
 Progress = Callable[[m.InteractionBatchOut], None]
 
@@ -237,20 +237,15 @@ class Mnemo(_Endpoints):
         self._http.close()
 
     def _call(self, call: c.Call) -> Any:
-        attempt = 0
-        while True:
+        for attempt in itertools.count():
             try:
-                response = self._http.send(call.request(self._http))
+                outcome = self._http.send(call.request(self._http))
             except httpx.TransportError as exc:
-                delay = self.retry.after_error(attempt, exc, call.idempotent)
-                if delay is None:
-                    raise ConnectionFailed(f"{call.op.method} {self.url}{call.path}: {exc!r}") from exc
-            else:
-                delay = self.retry.after_response(attempt, response)
-                if delay is None:
-                    return c.parse(call, response)
-            self._sleep(delay)
-            attempt += 1
+                outcome = exc
+            wait = self.retry.next_wait(call, attempt, outcome)
+            if wait is None:
+                return c.parse(call, outcome)
+            self._sleep(wait)
 
     def log_batch(self, items: Iterable[m.InteractionIn | dict[str, Any]], *, chunk_size: int = c.MAX_BATCH,
                   on_progress: Progress | None = None) -> m.InteractionBatchOut:
@@ -297,20 +292,15 @@ class AsyncMnemo(_Endpoints):
         await self._http.aclose()
 
     async def _call(self, call: c.Call) -> Any:
-        attempt = 0
-        while True:
+        for attempt in itertools.count():
             try:
-                response = await self._http.send(call.request(self._http))
+                outcome = await self._http.send(call.request(self._http))
             except httpx.TransportError as exc:
-                delay = self.retry.after_error(attempt, exc, call.idempotent)
-                if delay is None:
-                    raise ConnectionFailed(f"{call.op.method} {self.url}{call.path}: {exc!r}") from exc
-            else:
-                delay = self.retry.after_response(attempt, response)
-                if delay is None:
-                    return c.parse(call, response)
-            await self._sleep(delay)
-            attempt += 1
+                outcome = exc
+            wait = self.retry.next_wait(call, attempt, outcome)
+            if wait is None:
+                return c.parse(call, outcome)
+            await self._sleep(wait)
 
     async def log_batch(self, items: Iterable[m.InteractionIn | dict[str, Any]], *,
                         chunk_size: int = c.MAX_BATCH, on_progress: Progress | None = None) -> m.InteractionBatchOut:

@@ -2,6 +2,10 @@
 as it is there (`InteractionIn`, `PackOut`, …). The client's tests compare each model with
 the live server's schema, so a change on either side fails a test until both agree.
 
+They repeat the server's schemas (conversations/schemas.py, memory/schemas.py, …) on
+purpose: this package is installed into agents' environments and cannot import the server
+(Django and all); tests/client/test_schema_drift.py keeps the two copies in step.
+
 Requests (`…In`) forbid unknown fields, as the server does, and check types only: the
 bounds (lengths, ranges) are the server's to enforce, and its answer (InvalidRequest with
 the failing fields) is the one place they are stated. Responses ignore fields they do not
