@@ -12,11 +12,12 @@ import sys
 import types
 from pathlib import Path
 
+import httpx
 import pytest
 
 from conversations.models import Interaction
 from memory.models import Memory
-from mnemo_client import cli
+from mnemo_client import Mnemo, cli
 from tests.client.conftest import process
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -118,7 +119,8 @@ def test_recall_context_remember_and_status(server, key, workspace):
 
 
 def test_flags_override_the_environment(server, key):
-    done = mnemo("--url", server, "--key", key, "status", url="http://127.0.0.1:9", key="mn_wrong_key")
+    done = mnemo("--url", server, "--key", key, "status", "--timeout", "20", url="http://127.0.0.1:9",
+                 key="mn_wrong_key")
     assert done.returncode == 0, done.stderr
 
 
@@ -181,3 +183,27 @@ def test_mcp_hands_the_url_and_key_to_the_bridge(monkeypatch):
     assert calls == [("http://mnemo.test:8000", "mn_env_key")]
     bridge.main = lambda url, api_key: 1
     assert cli.main(["mcp"]) == 1
+
+
+def test_an_answer_the_client_cannot_read_exits_1(monkeypatch, capsys):
+    transport = httpx.MockTransport(lambda request: httpx.Response(200, text="<html>a login page</html>"))
+    monkeypatch.setattr(cli, "Mnemo", lambda url, key, timeout: Mnemo(url, key, transport=transport))
+    assert cli.main(["--key", "k", "status"]) == 1
+    assert "without JSON" in capsys.readouterr().err
+
+
+def test_ctrl_c_exits_130(monkeypatch):
+    def interrupted(client, args, out):
+        raise KeyboardInterrupt
+
+    monkeypatch.setitem(cli.COMMANDS, "status", interrupted)
+    assert cli.main(["--key", "k", "status"]) == 130
+
+
+def test_a_bridge_that_fails_on_another_missing_module_is_not_hidden(monkeypatch):
+    def broken(name):
+        raise ModuleNotFoundError("No module named 'yaml'", name="yaml")
+
+    monkeypatch.setattr(cli, "import_module", broken)
+    with pytest.raises(ModuleNotFoundError):
+        cli.main(["--key", "k", "mcp"])

@@ -15,6 +15,7 @@ from mnemo_client import (
     InvalidRequest,
     Mnemo,
     NotFound,
+    PayloadTooLarge,
     PermissionDenied,
     RateLimited,
     RetryPolicy,
@@ -358,3 +359,11 @@ def test_an_unreachable_server_is_connection_failed(unused_port):
             client.status()
     assert len(slept) == 2
 
+
+
+def test_a_body_over_the_servers_limit_is_payload_too_large(mnemo, settings, workspace):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 2000
+    with pytest.raises(PayloadTooLarge) as caught:
+        mnemo.log_batch(chat(30))
+    assert caught.value.status == 413
+    assert Interaction.objects.filter(workspace=workspace).count() == 0

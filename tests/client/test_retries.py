@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from mnemo_client import (
+    ApiError,
     AsyncMnemo,
     ConnectionFailed,
     InvalidRequest,
@@ -191,3 +192,43 @@ def test_the_async_client_raises_when_retries_are_spent():
 
     with pytest.raises(ConnectionFailed):
         asyncio.run(run())
+
+
+def test_a_retry_after_that_is_neither_seconds_nor_a_date_falls_back_to_backoff():
+    script = Script(httpx.Response(429, headers={"Retry-After": "soon"}, json=envelope("rate_limited")),
+                    httpx.Response(200, json=OK_STATUS))
+    mnemo, slept = client(script, backoff=1.0)
+    mnemo.status()
+    assert len(slept) == 1 and 0.5 <= slept[0] <= 1.0
+
+
+def test_a_status_without_its_own_exception_is_an_api_error():
+    script = Script(httpx.Response(418, json=envelope("teapot")))
+    mnemo, _ = client(script)
+    with pytest.raises(ApiError) as caught:
+        mnemo.status()
+    assert type(caught.value) is ApiError and (caught.value.status, caught.value.code) == (418, "teapot")
+
+
+def test_iterate_skips_rows_a_newer_row_pushed_onto_the_next_page():
+    def page(count, ids):
+        return httpx.Response(200, json={"count": count, "items": [{**GAP, "id": i} for i in ids]})
+
+    # A gap is reported between the first and the second page: everything moves down one.
+    script = Script(page(4, [5, 4]), page(5, [4, 3]), page(5, [2]))
+    mnemo, _ = client(script)
+    assert [gap.id for gap in mnemo.iterate("gaps", page_size=2)] == [5, 4, 3, 2]
+    assert [r.url.params["offset"] for r in script.requests] == ["0", "2", "4"]
+
+
+def test_batch_and_page_sizes_beyond_the_servers_limits_are_refused():
+    mnemo, _ = client(Script())
+    with pytest.raises(ValueError, match="chunk_size"):
+        mnemo.log_batch([{"content": "x"}], chunk_size=1001)
+    with pytest.raises(ValueError, match="chunk_size"):
+        mnemo.log_batch([{"content": "x"}], chunk_size=0)
+
+
+GAP = {"description": "d", "category": "other", "frequency": 1, "status": "detected", "confirmed": False,
+       "regression": False, "todo_ref": "", "todo_created_at": None, "reason": "", "entity_id": None, "rule": "",
+       "first_seen": "2026-01-01T00:00:00Z", "last_seen": "2026-01-01T00:00:00Z"}
