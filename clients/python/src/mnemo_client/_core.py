@@ -52,6 +52,7 @@ class Operation:
 
 
 def _op(method: str, path: str, body=None, out=None, idempotent=None) -> Operation:
+    """An operation whose repeatability is known: reads and PUTs are, unless said."""
     return Operation(method, path, body, out, method in ("GET", "PUT") if idempotent is None else idempotent)
 
 
@@ -84,7 +85,8 @@ RESTORE = _op("POST", "/scratchpads/{task}/restore", m.RestoreIn, m.ScratchpadOu
 REPORT_GAP = _op("POST", "/gaps", m.GapIn, m.GapOut)
 LIST_GAPS = _op("GET", "/gaps", out=m.GapPage)
 
-OPERATIONS = [value for value in list(globals().values()) if isinstance(value, Operation)]
+# Every operation above; tests/client/test_schema_drift.py checks each against the API.
+OPERATIONS = tuple(value for value in dict(globals()).values() if isinstance(value, Operation))
 
 
 @dataclass
