@@ -6,12 +6,16 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test install bench-api clean-var
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml clients/python/pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@# torch first and pinned: the machines' pip takes the local CPU wheel for 2.13.0,
 	@# while anything unpinned would pull several GB of CUDA packages.
 	$(BIN)/pip install --disable-pip-version-check -q "torch==2.13.0"
 	$(BIN)/pip install --disable-pip-version-check -q -e ".[dev]"
+	@# The Python client and the `mnemo` command (README "Connect an agent"); its tests
+	@# run in `make test`. Its own step: a relative `file:` dependency in pyproject.toml
+	@# would resolve against pip's working directory, not this file.
+	$(BIN)/pip install --disable-pip-version-check -q -e clients/python
 	@touch $(STAMP)
 
 install: $(STAMP)
