@@ -66,7 +66,8 @@ class _Endpoints:
     # --- recall and context packs -----------------------------------------------------
 
     def recall(self, query: str, *, types: list[str] | None = None, entity: int | None = None,
-               conversation: int | None = None, channel: str | None = None, limit: int | None = None,
+               conversation: int | None = None, channel: str | None = None, agent: int | None = None,
+               metadata: dict[str, Any] | None = None, limit: int | None = None,
                min_confidence: float | None = None, include_candidates: bool | None = None,
                recency_weight: float | None = None, as_of: datetime | str | None = None,
                redact: bool | None = None) -> m.RecallOut:
@@ -75,7 +76,8 @@ class _Endpoints:
 
     def context(self, query: str, *, budget_tokens: int | None = None, budgets: dict[str, float] | None = None,
                 session: str | None = None, types: list[str] | None = None, entity: int | None = None,
-                conversation: int | None = None, channel: str | None = None, limit: int | None = None,
+                conversation: int | None = None, channel: str | None = None, agent: int | None = None,
+                metadata: dict[str, Any] | None = None, limit: int | None = None,
                 min_confidence: float | None = None, include_candidates: bool | None = None,
                 recency_weight: float | None = None, as_of: datetime | str | None = None,
                 redact: bool | None = None) -> m.PackOut:

@@ -151,6 +151,8 @@ class RecallIn(_In):
     entity: int | None = None
     conversation: int | None = None
     channel: str | None = None
+    agent: int | None = None  # what the API keys bound to this agent entity logged
+    metadata: dict[str, Any] | None = None  # messages whose metadata contains this object
     limit: int = 10
     min_confidence: float | None = None
     include_candidates: bool = False
