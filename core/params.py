@@ -1,0 +1,48 @@
+"""Dashboard query parameters read leniently: a value that does not parse is treated as
+absent (and the page says so), never a 500. The API validates strictly through its
+schemas instead; a page's links and forms are typed by people."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from datetime import date, datetime, time, timedelta, timezone
+
+
+def choice(value: str | None, allowed: Collection[str]) -> str | None:
+    """`value` when it is one of `allowed`, else None."""
+    return value if value and value in allowed else None
+
+
+def day(value: str | None) -> date | None:
+    """A YYYY-MM-DD date, or None when absent or malformed."""
+    if not value:
+        return None
+    try:
+        return date.fromisoformat(value.strip())
+    except ValueError:
+        return None
+
+
+def day_start(value: date) -> datetime:
+    return datetime.combine(value, time.min, tzinfo=timezone.utc)
+
+
+def day_end(value: date) -> datetime | None:
+    """The instant a day ends (the next midnight, UTC): an inclusive "until this day" as an
+    exclusive bound; None for the last day datetime can represent (no bound needed)."""
+    try:
+        return day_start(value + timedelta(days=1))
+    except OverflowError:
+        return None
+
+
+def moment(value: str | None) -> datetime | None:
+    """An ISO 8601 date-time (a zone is optional: without one, UTC), or None when absent,
+    malformed or outside what PostgreSQL's timestamptz takes after conversion to UTC."""
+    if not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.strip())
+        return parsed.replace(tzinfo=timezone.utc) if parsed.tzinfo is None else parsed.astimezone(timezone.utc)
+    except (ValueError, OverflowError):
+        return None
