@@ -74,20 +74,10 @@ def audit_search(*, workspace: Workspace, verb: str | None = None, actor: str | 
                  since: datetime | None = None, until: datetime | None = None) -> QuerySet[AuditEvent]:
     """The audit page's rows, newest first: every given filter applies (they combine);
     `until` is exclusive."""
-    qs = audit_events(workspace=workspace).select_related("actor_api_key__agent")
-    if verb:
-        qs = qs.filter(verb=verb)
-    if actor:
-        qs = qs.filter(actor_label=actor)
-    if target_type:
-        qs = qs.filter(target_type=target_type)
-    if target_id:
-        qs = qs.filter(target_id=target_id)
-    if since:
-        qs = qs.filter(at__gte=since)
-    if until:
-        qs = qs.filter(at__lt=until)
-    return qs
+    lookups = {"verb": verb, "actor_label": actor, "target_type": target_type, "target_id": target_id,
+               "at__gte": since, "at__lt": until}
+    return audit_events(workspace=workspace).select_related("actor_api_key__agent").filter(
+        **{lookup: value for lookup, value in lookups.items() if value})
 
 
 AUDIT_FACET_LIMIT = 300

@@ -10,7 +10,7 @@ from __future__ import annotations
 from html import escape
 
 WIDTH, HEIGHT = 320, 280
-LEFT, RIGHT, TOP, BOTTOM = 44, 12, 14, 42
+LEFT, RIGHT, TOP, BOTTOM = 44, 18, 14, 42
 TICKS = (0.0, 0.25, 0.5, 0.75, 1.0)
 
 
