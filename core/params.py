@@ -35,14 +35,3 @@ def day_end(value: date) -> datetime | None:
     except OverflowError:
         return None
 
-
-def moment(value: str | None) -> datetime | None:
-    """An ISO 8601 date-time (a zone is optional: without one, UTC), or None when absent,
-    malformed or outside what PostgreSQL's timestamptz takes after conversion to UTC."""
-    if not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.strip())
-        return parsed.replace(tzinfo=timezone.utc) if parsed.tzinfo is None else parsed.astimezone(timezone.utc)
-    except (ValueError, OverflowError):
-        return None
