@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from django.db.models import QuerySet
+
 from core.errors import NotFound
 from core.models import Workspace
 from context.models import PackLog
@@ -14,3 +16,20 @@ def pack_get(*, workspace: Workspace, pack_id) -> PackLog:
 
 def packs_recent(*, workspace: Workspace, limit: int = 20) -> list[PackLog]:
     return list(PackLog.objects.filter(workspace=workspace).order_by("-created_at")[:limit])
+
+
+def packs_served(*, workspace: Workspace, actor: str | None = None, q: str | None = None) -> QuerySet[PackLog]:
+    """The served packs log, newest first: by who asked (the actor's label) and by words
+    of the query."""
+    qs = PackLog.objects.filter(workspace=workspace).select_related("api_key__agent").order_by("-created_at", "-pk")
+    if actor:
+        qs = qs.filter(actor_label=actor)
+    if q:
+        qs = qs.filter(query__icontains=q)
+    return qs
+
+
+def pack_actors(*, workspace: Workspace, limit: int = 200) -> list[str]:
+    """Who has been served packs here (the actors' labels), for the log's filter."""
+    return list(PackLog.objects.filter(workspace=workspace).exclude(actor_label="").order_by("actor_label")
+                .values_list("actor_label", flat=True).distinct()[:limit])

@@ -422,6 +422,18 @@ def context_pack(request: PackRequest, *, actor: Actor) -> PackLog:
     return log
 
 
+def pack_replay_request(log: PackLog, *, as_of: datetime | None) -> PackRequest:
+    """The request that served a logged pack, to serve it again: as it would be now
+    (`as_of=None`) or as Mnemo knew things at some moment (the moment it was served)."""
+    p = log.params
+    return PackRequest(query=log.query, workspace_id=log.workspace_id, types=tuple(p.get("types") or ()) or None,
+                       entity_id=p.get("entity"), conversation_id=p.get("conversation"), channel=p.get("channel"),
+                       agent_id=p.get("agent"), metadata=p.get("metadata"), min_confidence=p.get("min_confidence"),
+                       include_candidates=bool(p.get("include_candidates")), recency_weight=p.get("recency_weight"),
+                       as_of=as_of, budget_tokens=log.budget_tokens, budgets=p.get("budgets"),
+                       session=p.get("session"))
+
+
 def _params(request: PackRequest) -> dict:
     return {"types": list(request.types or []), "entity": request.entity_id, "conversation": request.conversation_id,
             "channel": request.channel, "agent": request.agent_id, "metadata": request.metadata,

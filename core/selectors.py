@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
@@ -61,3 +63,33 @@ def audit_events_after(*, after_id: int, verbs: list[str], limit: int) -> list[A
 def audit_last_id() -> int:
     last = AuditEvent.objects.order_by("-pk").values_list("pk", flat=True).first()
     return last or 0
+
+
+def api_key_get(*, workspace: Workspace, key_id: int) -> ApiKey | None:
+    return ApiKey.objects.filter(workspace=workspace, pk=key_id).select_related("agent", "created_by").first()
+
+
+def audit_search(*, workspace: Workspace, verb: str | None = None, actor: str | None = None,
+                 target_type: str | None = None, target_id: str | None = None,
+                 since: datetime | None = None, until: datetime | None = None) -> QuerySet[AuditEvent]:
+    """The audit page's rows, newest first: every given filter applies (they combine);
+    `until` is exclusive."""
+    lookups = {"verb": verb, "actor_label": actor, "target_type": target_type, "target_id": target_id,
+               "at__gte": since, "at__lt": until}
+    return audit_events(workspace=workspace).select_related("actor_api_key__agent").filter(
+        **{lookup: value for lookup, value in lookups.items() if value})
+
+
+AUDIT_FACET_LIMIT = 300
+
+
+def audit_facets(*, workspace: Workspace) -> dict[str, list[str]]:
+    """The values the audit page offers as filters: the verbs, actors and target types that
+    occur in the workspace's log (each list bounded: a choice list, not a report)."""
+    events = AuditEvent.objects.filter(workspace=workspace)
+
+    def distinct(field: str) -> list[str]:
+        return list(events.exclude(**{field: ""}).order_by(field).values_list(field, flat=True)
+                    .distinct()[:AUDIT_FACET_LIMIT])
+
+    return {"verbs": distinct("verb"), "actors": distinct("actor_label"), "target_types": distinct("target_type")}

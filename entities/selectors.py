@@ -6,13 +6,15 @@ from datetime import datetime
 from typing import NamedTuple
 
 from django.contrib.postgres.search import TrigramSimilarity
-from django.db.models import F, Func, Q, QuerySet, TextField, Value
+from django.db.models import Case, F, Func, Q, QuerySet, TextField, Value, When
 
 from core.models import Workspace
 from entities import texts
+from entities.kinds import WHO_KINDS
 from entities.models import (
     Entity,
     EntityMerge,
+    EntityStatus,
     Identity,
     LinkSuggestion,
     ProfileStatus,
@@ -39,6 +41,20 @@ def entity_list(*, workspace: Workspace, q: str | None = None, kind: str | None 
         ).filter(Q(name__icontains=q) | Q(alias_text__icontains=q) | Q(similarity__gt=0.3)).order_by("-similarity", "name", "id")
         return qs
     return qs.order_by("name", "id")
+
+
+AGENT_CHOICES = 20
+
+
+def agent_choices(*, workspace: Workspace, q: str | None = None, limit: int = AGENT_CHOICES) -> list[Entity]:
+    """Who an API key may write for (the keys page's picker): the workspace's who-kind
+    entities still in use, agents first; with `q`, those whose names match it best."""
+    qs = entity_list(workspace=workspace, q=q).filter(kind__in=list(WHO_KINDS)).filter(
+        status__in=[EntityStatus.ACTIVE, EntityStatus.CANDIDATE])
+    if not q:
+        qs = qs.annotate(not_agent=Case(When(kind="agent", then=Value(0)), default=Value(1))).order_by(
+            "not_agent", "name", "id")
+    return list(qs[:limit])
 
 
 def entity_get(*, workspace: Workspace, entity_id: int) -> Entity:

@@ -1,9 +1,11 @@
 from django.urls import path
 
-from entities import views
+from entities import views, views_decisions
 
 urlpatterns = [
     path("", views.entity_list, name="entities"),
+    path("pick/", views.entity_pick, name="entity-pick"),
+    path("decisions/", views_decisions.decision_list, name="decisions"),
     path("<int:entity_id>/", views.entity_detail, name="entity"),
     path("<int:entity_id>/identities/", views.identity_add, name="entity-identity-add"),
     path("<int:entity_id>/identities/<int:identity_id>/unlink/", views.identity_remove, name="entity-identity-unlink"),

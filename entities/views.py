@@ -162,3 +162,19 @@ def erase(request, entity_id: int):
     removed = ", ".join(f"{count} {table.replace('_', ' ')}" for table, count in receipt.items() if count)
     messages.success(request, f"Erased. Removed: {removed}.")
     return redirect("entities", slug=request.workspace.slug)
+
+
+@workspace_view()
+def entity_pick(request):
+    """The agent picker's choices (templates/core/partials/agent_picker.html, on the API keys
+    pages): radio buttons named "agent" for the who-kind entities matching `agent_q`.
+    Entities answer it because core, which owns the keys, stands below this app."""
+    q = request.GET.get("agent_q", "").strip()[:200] or None
+    current = request.GET.get("current", "")
+    current = int(current) if current.isdigit() and len(current) < 19 else None
+    choices = selectors.agent_choices(workspace=request.workspace, q=q)
+    if current and current not in {e.pk for e in choices}:
+        # The key's agent stays on offer (and chosen) whatever the search shows: saving the
+        # form unchanged must not unbind it.
+        choices = [*selectors.entity_list(workspace=request.workspace).filter(pk=current)[:1], *choices]
+    return render(request, "entities/pick.html", {"choices": choices, "q": q or "", "current": current})
