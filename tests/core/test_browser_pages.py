@@ -17,7 +17,7 @@ from core.services import api_key_verify
 from entities import decisions
 from entities.models import Entity
 from tests.helpers import CHROMIUM
-from tests.review.test_browser import log_in
+from tests.helpers import log_in
 
 SHOTS = Path(settings.BASE_DIR) / "var" / "screenshots"
 
