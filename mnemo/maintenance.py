@@ -47,6 +47,7 @@ class Job:
 def _records_runs(task_name: str) -> bool:
     """A job that runs for one workspace and says who started it (core.jobs.job_run_per_workspace)
     records its runs, and can be run now for this workspace alone."""
+    app.loader.import_default_modules()  # every app's tasks module, as a worker imports them (once)
     task = app.tasks.get(task_name)
     if task is None:
         return False
