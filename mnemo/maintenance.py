@@ -12,6 +12,7 @@ from datetime import datetime
 from pathlib import Path
 
 from celery.schedules import crontab, maybe_schedule
+from celery.schedules import schedule as celery_schedule
 from django.contrib import messages
 from django.http import Http404
 from django.shortcuts import redirect, render
@@ -59,8 +60,10 @@ def _describe(schedule) -> str:
     if isinstance(schedule, crontab):
         return f"cron {schedule._orig_minute} {schedule._orig_hour} {schedule._orig_day_of_month} " \
                f"{schedule._orig_month_of_year} {schedule._orig_day_of_week} (UTC)"
-    seconds = schedule.run_every.total_seconds()
-    return f"every {seconds / 60:g} min" if seconds >= 60 else f"every {seconds:g} s"
+    if isinstance(schedule, celery_schedule):
+        seconds = schedule.run_every.total_seconds()
+        return f"every {seconds / 60:g} min" if seconds >= 60 else f"every {seconds:g} s"
+    return str(schedule)  # a solar or custom schedule describes itself
 
 
 def _next_run(schedule, runs: list[JobRun], now: datetime) -> datetime | None:
@@ -68,6 +71,8 @@ def _next_run(schedule, runs: list[JobRun], now: datetime) -> datetime | None:
     scheduled run, when one was recorded (beat keeps its own clock otherwise)."""
     if isinstance(schedule, crontab):
         return now + schedule.remaining_estimate(now)
+    if not isinstance(schedule, celery_schedule):
+        return None
     last = next((r for r in runs if r.trigger == "schedule"), None)
     return last.started_at + schedule.run_every if last else None
 
