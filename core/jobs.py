@@ -51,7 +51,8 @@ def job_run_per_workspace(name: str, work: Callable[[int], dict], *, workspace_i
     """`work(workspace_id)` for one workspace, or for each in turn, each recorded as a run of
     its own (so a workspace's maintenance page shows its own runs and counts, never another
     tenant's). A workspace that fails is recorded as failed and does not stop the others."""
-    ids = [workspace_id] if workspace_id is not None else list(Workspace.objects.order_by("pk").values_list("pk", flat=True))
+    ids = ([workspace_id] if workspace_id is not None
+           else list(Workspace.objects.order_by("pk").values_list("pk", flat=True)))
     outcome = {"ok": 0, "failed": 0}
     for pk in ids:
         try:

@@ -65,7 +65,8 @@ def memory_out(memory: Memory) -> dict:
         "learned_at": memory.created_at, "reinforcement_count": memory.reinforcement_count,
         "last_confirmed_at": memory.last_confirmed_at, "access_count": memory.access_count,
         "last_accessed_at": memory.last_accessed_at, "strength": memory.strength,
-        "archived_reason": memory.archived_reason, "embedded": memory.embedding is not None, "updated_at": memory.updated_at,
+        "archived_reason": memory.archived_reason, "embedded": memory.embedding is not None,
+        "updated_at": memory.updated_at,
     }
 
 
