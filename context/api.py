@@ -28,7 +28,8 @@ def _scope(request, payload: RecallIn) -> dict:
             "conversation_id": payload.conversation, "channel": payload.channel, "agent_id": payload.agent,
             "metadata": payload.metadata, "limit": payload.limit,
             "min_confidence": payload.min_confidence, "include_candidates": payload.include_candidates,
-            "recency_weight": payload.recency_weight, "as_of": payload.as_of}
+            "include_archived": payload.include_archived, "recency_weight": payload.recency_weight,
+            "as_of": payload.as_of}
 
 
 @router.post("/recall", response=RecallOut, auth=require("read"), summary="Search every kind of memory")

@@ -34,7 +34,8 @@ class PackLog(models.Model):
 
 class ConceptLink(models.Model):
     """Hebbian co-occurrence between two concepts of a workspace (a < b): strengthened each
-    time they appear together in an interaction, decayed by age when read."""
+    time they appear together in an interaction, decayed nightly (context.services.concept_links_decay):
+    recall reads the stored, decayed weight."""
 
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
     a = models.CharField(max_length=80)
@@ -42,6 +43,8 @@ class ConceptLink(models.Model):
     weight = models.FloatField(default=0.0)
     count = models.PositiveIntegerField(default=0)
     updated_at = models.DateTimeField(default=timezone.now)
+    # The time `weight` refers to: the last decay step, unless strengthened since (updated_at).
+    decayed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [

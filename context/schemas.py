@@ -31,6 +31,8 @@ class RecallIn(Schema):
     limit: int = Field(10, ge=1, le=100)
     min_confidence: float | None = Field(None, ge=0, le=1)
     include_candidates: bool = False
+    include_archived: bool = Field(False, description="also memories archived by decay (restorable; "
+                                                      "never those archived as duplicates)")
     recency_weight: float | None = Field(None, ge=0, le=10)
     as_of: AwareTimestamp | None = None
     redact: bool = False

@@ -22,6 +22,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from context import concepts as concept_rules
@@ -39,6 +40,7 @@ from entities.selectors import facts_of
 from gaps import selectors as gap_selectors
 from memory import selectors as memory_selectors
 from memory import timeexpr
+from memory.decay import days_between
 
 MAX_LIMIT = 100
 MIN_BUDGET = 100
@@ -63,6 +65,7 @@ class RecallRequest:
     limit: int = 10
     min_confidence: float | None = None
     include_candidates: bool = False
+    include_archived: bool = False
     recency_weight: float | None = None
     as_of: datetime | None = None
 
@@ -215,7 +218,8 @@ def ranked(request: RecallRequest, *, meanwhile: Callable[[list[int]], object] |
         workspace_id=request.workspace_id, entity_id=request.entity_id, conversation_id=request.conversation_id,
         channel=request.channel, min_confidence=request.min_confidence,
         api_key_ids=_agent_keys(request), metadata=request.metadata or None,
-        include_candidates=request.include_candidates, as_of=request.as_of, memory_types=memory_types,
+        include_candidates=request.include_candidates, include_archived=request.include_archived,
+        as_of=request.as_of, memory_types=memory_types,
         bare_entities=bool(request.types and "entity" in request.types))
     query_concepts = text_concepts(request.query)
     found: dict = {}
@@ -438,7 +442,8 @@ def _params(request: PackRequest) -> dict:
     return {"types": list(request.types or []), "entity": request.entity_id, "conversation": request.conversation_id,
             "channel": request.channel, "agent": request.agent_id, "metadata": request.metadata,
             "min_confidence": request.min_confidence,
-            "include_candidates": request.include_candidates, "recency_weight": request.recency_weight,
+            "include_candidates": request.include_candidates, "include_archived": request.include_archived,
+            "recency_weight": request.recency_weight,
             "budgets": request.budgets, "session": request.session}
 
 
@@ -497,6 +502,49 @@ def interactions_link_concepts(interactions, drafts=None) -> None:
                 count = context_conceptlink.count + EXCLUDED.count, updated_at = EXCLUDED.updated_at""",
                        [timezone.now(), [ws for (ws, _, _), _ in rows], [a for (_, a, _), _ in rows],
                         [b for (_, _, b), _ in rows], [n for _, n in rows]])
+
+
+def concept_links_decay(*, workspace_id: int, as_of: datetime, half_life_days: float | None = None,
+                        batch: int | None = None, max_rows: int | None = None) -> dict:
+    """The nightly decay of the workspace's links (issue 19 part 2, as memories decay: see
+    memory.services.decaying for the batching, the bound and why a second run the same
+    night changes nothing): each weight is stepped by concepts.decay from the time it refers
+    to (its last step, or a later strengthening) to `as_of`. Recall reads these weights."""
+    half_life_days = half_life_days or settings.MNEMO_CONCEPT_LINK_HALF_LIFE_DAYS
+    batch = batch or settings.MNEMO_DECAY_BATCH
+    max_rows = max_rows or settings.MNEMO_DECAY_MAX_ROWS
+    counts = {"as_of": as_of.isoformat(), "links_decayed": 0, "unfinished": False}
+    after = 0
+    while True:
+        if counts["links_decayed"] >= max_rows:
+            counts["unfinished"] = True
+            break
+        stepped, after = _decay_links_batch(workspace_id, as_of, after, min(batch, max_rows - counts["links_decayed"]),
+                                            half_life_days)
+        if not stepped:
+            break
+        counts["links_decayed"] += stepped
+    return counts
+
+
+@transaction.atomic
+def _decay_links_batch(workspace_id: int, as_of: datetime, after: int, size: int,
+                       half_life_days: float) -> tuple[int, int]:
+    rows = list(ConceptLink.objects.select_for_update(skip_locked=True)
+                .filter(workspace_id=workspace_id, pk__gt=after)
+                .filter(Q(decayed_at__isnull=True) | Q(decayed_at__lt=as_of))
+                .order_by("pk").values_list("pk", "weight", "updated_at", "decayed_at")[:size])
+    if not rows:
+        return 0, after
+    weights = [concept_rules.decay(weight, days=days_between(max(updated_at, decayed_at or updated_at), as_of),
+                                   half_life_days=half_life_days)
+               for _, weight, updated_at, decayed_at in rows]
+    with connection.cursor() as cursor:
+        cursor.execute("""
+            UPDATE context_conceptlink l SET weight = u.weight, decayed_at = %s
+            FROM unnest(%s::bigint[], %s::float8[]) AS u(id, weight) WHERE l.id = u.id""",
+                       [as_of, [pk for pk, *_ in rows], weights])
+    return len(rows), rows[-1][0]
 
 
 # --- erasure --------------------------------------------------------------------------------

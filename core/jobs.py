@@ -9,14 +9,19 @@ Jobs are idempotent, bounded per run and safe to kill mid-run; a run killed mid-
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import logging
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 
 from django.db import connection
+from django.db.models import Q
 from django.utils import timezone
 
 from core.logging import mask_secrets
-from core.models import JobRun
+from core.models import JobRun, Workspace
+
+log = logging.getLogger(__name__)
 
 MAX_ERROR_CHARS = 2000
 
@@ -41,9 +46,43 @@ def _error_text(exc: BaseException) -> str:
     return mask_secrets(f"{type(exc).__name__}: {exc}")[:MAX_ERROR_CHARS]
 
 
-def job_runs_latest(*, names: list[str], per_job: int = 5) -> dict[str, list[JobRun]]:
-    """The last `per_job` runs of each job, newest first."""
+def job_run_per_workspace(name: str, work: Callable[[int], dict], *, workspace_id: int | None = None,
+                          trigger: str = "schedule") -> dict[str, int]:
+    """`work(workspace_id)` for one workspace, or for each in turn, each recorded as a run of
+    its own (so a workspace's maintenance page shows its own runs and counts, never another
+    tenant's). A workspace that fails is recorded as failed and does not stop the others."""
+    ids = ([workspace_id] if workspace_id is not None
+           else list(Workspace.objects.order_by("pk").values_list("pk", flat=True)))
+    outcome = {"ok": 0, "failed": 0}
+    for pk in ids:
+        try:
+            with job_run(name, workspace_id=pk, trigger=trigger) as counts:
+                counts.update(work(pk))
+        except Exception:
+            log.exception("%s failed for workspace %s", name, pk)
+            outcome["failed"] += 1
+        else:
+            outcome["ok"] += 1
+    return outcome
+
+
+def job_runs_latest(*, names: list[str], per_job: int = 5, workspace_id: int | None = None) -> dict[str, list[JobRun]]:
+    """The last `per_job` runs of each job, newest first: with `workspace_id`, only that
+    workspace's runs and the runs for all workspaces."""
     runs: dict[str, list[JobRun]] = {name: [] for name in names}
+    scope = Q(workspace_id=workspace_id) | Q(workspace__isnull=True) if workspace_id is not None else Q()
     for name in names:
-        runs[name] = list(JobRun.objects.filter(name=name).order_by("-started_at", "-id")[:per_job])
+        runs[name] = list(JobRun.objects.filter(scope, name=name).order_by("-started_at", "-id")[:per_job])
     return runs
+
+
+def job_run_daily_counts(*, name: str, workspace_id: int, days: int = 90) -> list[tuple[str, dict]]:
+    """The counts of the last successful run of each day for the workspace, oldest first
+    (the maintenance page charts the memory snapshot the decay job records)."""
+    since = timezone.now() - timedelta(days=days)
+    latest: dict[str, dict] = {}
+    for started_at, counts in (JobRun.objects.filter(name=name, workspace_id=workspace_id, status=JobRun.Status.OK,
+                                                     started_at__gte=since)
+                               .order_by("started_at", "id").values_list("started_at", "counts")):
+        latest[started_at.date().isoformat()] = counts
+    return sorted(latest.items())

@@ -39,6 +39,8 @@ class Filters:
     metadata: dict | None = None
     min_confidence: float | None = None
     include_candidates: bool = False
+    # Issue 19: memories decay archived (never those archived as duplicates) found too.
+    include_archived: bool = False
     as_of: datetime | None = None
     memory_types: tuple[str, ...] = MEMORY_TYPES
     # Entity cards that hold nothing but a name and a kind ("Caroline (person)") tell an agent

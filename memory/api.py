@@ -65,7 +65,8 @@ def memory_out(memory: Memory) -> dict:
         "learned_at": memory.created_at, "reinforcement_count": memory.reinforcement_count,
         "last_confirmed_at": memory.last_confirmed_at, "access_count": memory.access_count,
         "last_accessed_at": memory.last_accessed_at, "strength": memory.strength,
-        "embedded": memory.embedding is not None, "updated_at": memory.updated_at,
+        "archived_reason": memory.archived_reason, "embedded": memory.embedding is not None,
+        "updated_at": memory.updated_at,
     }
 
 
@@ -185,6 +186,13 @@ def edit_memory(request: HttpRequest, memory_id: Id, payload: MemoryPatch):
 def invalidate_memory(request: HttpRequest, memory_id: Id, payload: ReasonIn):
     return memory_detail(services.memory_invalidate(memory=_memory(request, memory_id), actor=_actor(request),
                                                     reason=payload.reason))
+
+
+@router.post("/memories/{memory_id}/restore", response=MemoryDetailOut, auth=require("write"),
+             summary="Bring back a memory decay archived (active again, full strength)")
+def restore_memory(request: HttpRequest, memory_id: Id, payload: ReasonIn):
+    return memory_detail(services.memory_unarchive(memory=_memory(request, memory_id), actor=_actor(request),
+                                                   note=payload.reason))
 
 
 @router.post("/memories/{memory_id}/promote", response=MemoryDetailOut, auth=require("write"),

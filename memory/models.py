@@ -48,6 +48,13 @@ class MemoryStatus(models.TextChoices):
     ARCHIVED = "archived"
 
 
+class ArchivedReason(models.TextChoices):
+    # Why a memory is archived: the meanings stay apart, so only what decay archived is
+    # restorable or served with include_archived (a duplicate stays folded into its original).
+    DECAY = "decay"
+    DUPLICATE = "duplicate"
+
+
 # Statuses a memory can still be decided or edited from.
 OPEN_STATUSES = (MemoryStatus.CANDIDATE, MemoryStatus.ACTIVE)
 
@@ -96,6 +103,9 @@ class Memory(models.Model):
     access_count = models.PositiveIntegerField(default=0)
     last_accessed_at = models.DateTimeField(null=True, blank=True)
     strength = models.FloatField(default=1.0, help_text="Decays with time, restored by use (seed 004).")
+    # The time `strength` refers to (memory.decay.anchor): the last decay step; empty before it.
+    strength_at = models.DateTimeField(null=True, blank=True)
+    archived_reason = models.CharField(max_length=16, blank=True, help_text="ArchivedReason, when archived.")
     embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
     # The text's concepts (core.concepts), taken when the row is written: a memory's text
     # never changes in place (an edit is a new version), and recall would otherwise extract

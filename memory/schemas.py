@@ -143,6 +143,9 @@ class MemoryOut(Schema):
     access_count: int
     last_accessed_at: datetime | None
     strength: float
+    archived_reason: str = Field(
+        description='why an archived memory is archived: "decay" (restorable) or "duplicate" '
+                    "(folded into duplicate_of)")
     embedded: bool
     updated_at: datetime
 

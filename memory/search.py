@@ -12,13 +12,16 @@ def memory_filters(f: Filters) -> tuple[str, list]:
     statuses = ["active", "candidate"] if f.include_candidates else ["active"]
     where = ["m.workspace_id = %s", "m.type = ANY(%s)"]
     params: list = [f.workspace_id, list(f.memory_types)]
+    served = "m.status = ANY(%s)"
+    if f.include_archived:
+        served = f"({served} OR (m.status = 'archived' AND m.archived_reason = 'decay'))"
     if f.as_of:
         # What was known then: learned before, and not yet decided away (superseded,
         # invalidated, graduated, archived) by then.
-        where.append("m.created_at <= %s AND (m.status = ANY(%s) OR m.updated_at > %s)")
+        where.append(f"m.created_at <= %s AND ({served} OR m.updated_at > %s)")
         params += [f.as_of, statuses, f.as_of]
     else:
-        where.append("m.status = ANY(%s)")
+        where.append(served)
         params.append(statuses)
     if f.entity_id:
         where.append("m.subject_id = %s")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from conversations.selectors import conversations_quiet_past
@@ -220,3 +220,14 @@ def memory_pending_count(workspace: Workspace) -> int:
 
 def memory_candidate_count(workspace: Workspace) -> int:
     return Memory.objects.filter(workspace=workspace, status="candidate").count()
+
+
+def memory_counts(*, workspace_id: int) -> dict[str, dict[str, int]]:
+    """The workspace's memories by status, then type (one grouped count on the
+    workspace/status/type index)."""
+    counts: dict[str, dict[str, int]] = {}
+    grouped = (Memory.objects.filter(workspace_id=workspace_id).values_list("status", "type")
+               .annotate(n=Count("pk")).order_by())
+    for status, type_, n in grouped:
+        counts.setdefault(status, {})[type_] = n
+    return counts

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from core.jobs import job_run_per_workspace
 from core.providers import ProviderError
 from memory import services
 
@@ -30,3 +31,12 @@ def embed_pending() -> int:
 def flush_episodes() -> int:
     """Beat: the last turns of conversations that went quiet become an episode too."""
     return services.episodes_flush()
+
+
+@shared_task(name="memory.decay", acks_late=True)
+def decay(workspace_id: int | None = None, trigger: str = "schedule") -> dict:
+    """Beat (nightly) or the maintenance page's "Run now" (one workspace): memories lose
+    strength by their type's half-life and the weakest are archived. Idempotent per day."""
+    return job_run_per_workspace(
+        "memory.decay", lambda pk: services.memories_decay(workspace_id=pk, as_of=services.decay_reference_time()),
+        workspace_id=workspace_id, trigger=trigger)

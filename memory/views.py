@@ -115,6 +115,7 @@ ACTIONS = {
     "approve": (_through_queue("approve", services.memory_approve), "Approved."),
     "reject": (_through_queue("reject", services.memory_reject), "Rejected."),
     "invalidate": (services.memory_invalidate, "Marked invalid: kept, no longer served."),
+    "restore": (services.memory_unarchive, "Restored: active again at full strength."),
 }
 
 

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from celery import Celery
+from celery.schedules import crontab
 from celery.signals import before_task_publish, task_prerun
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mnemo.settings")
@@ -47,19 +48,26 @@ app.conf.beat_schedule = {
     # Entities and relationships made or renamed outside the worker's processing (API,
     # dashboard, merges): searchable by meaning within about a minute.
     "entities-embed-pending": {"task": "entities.embed_pending", "schedule": 60.0},
-    # Episode tails wait until a conversation has been quiet for minutes (settings), so
-    # looking every two minutes writes them soon after without polling for nothing.
     # Gaps reported by agents are matched by their words at once; by meaning once embedded.
     # A minute keeps "the same need in other words" folded soon without polling for nothing.
     "gaps-embed-pending": {"task": "gaps.embed_gaps", "schedule": 60.0},
     # Failed outcomes are reported by agents at human pace; a TODO after three of them need
     # not appear within seconds, and five minutes keeps the audit-log read rare.
     "gaps-scan-failures": {"task": "gaps.scan_failures", "schedule": 300.0},
+    # Episode tails wait until a conversation has been quiet for minutes (settings), so
+    # looking every two minutes writes them soon after without polling for nothing.
     "memory-flush-episodes": {"task": "memory.flush_episodes", "schedule": 120.0},
     # Each webhook delivery has its own task (and its retries their own); this sends the
     # ones whose task was lost, once they are a minute late: a receiver hears of an event
     # within about two minutes even then, and the sweep is one indexed query.
     "webhooks-requeue-lost": {"task": "webhooks.requeue_lost", "schedule": 60.0},
+    # Half-lives are counted in days (seed 004), so once a day is fine-grained enough; every
+    # run steps strength to midnight UTC, so a late or repeated run changes nothing more, and
+    # 03:15 UTC is the quietest hour for most teams (it writes every memory of a workspace).
+    "memory-decay": {"task": "memory.decay", "schedule": crontab(hour=3, minute=15)},
+    # Concept links decay like memories (90-day half-life), half an hour later so the two
+    # long writes do not share the night's minutes.
+    "context-decay-concept-links": {"task": "context.decay_concept_links", "schedule": crontab(hour=3, minute=45)},
 }
 
 app.autodiscover_tasks()

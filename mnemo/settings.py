@@ -394,3 +394,26 @@ MNEMO_REVIEW_LOW_PRECISION = env_float("MNEMO_REVIEW_LOW_PRECISION", 0.6)
 MNEMO_REVIEW_MIN_DECISIONS = int(env_float("MNEMO_REVIEW_MIN_DECISIONS", 5))
 # How long the queue page offers to undo a decision before it is sent (seconds).
 MNEMO_REVIEW_UNDO_SECONDS = env_float("MNEMO_REVIEW_UNDO_SECONDS", 5)
+# Decay and archiving (issue 19 part 2; seed 004: decay per type). Days in which an unused
+# memory's strength halves, per type (MNEMO_DECAY_HALF_LIFE_<TYPE> overrides one): an episode
+# is one conversation's five turns, worth little once a month has passed without anyone
+# needing it (consolidation keeps its pattern); facts and preferences are what an agent is
+# asked about for years, preferences change sooner than facts; procedures and identity are
+# kept almost indefinitely. Each reinforcement or use lengthens a memory's own half-life
+# (memory.decay.effective_half_life), and serving or restating it resets its strength to 1.
+MNEMO_DECAY_HALF_LIFE_DAYS = {
+    memory_type: env_float(f"MNEMO_DECAY_HALF_LIFE_{memory_type.upper()}", days)
+    for memory_type, days in {"episodic": 30, "preference": 180, "fact": 365, "procedure": 1095,
+                              "identity": 3650, "censor": 3650}.items()
+}
+# An active memory whose strength falls under this is archived (identity and censors never
+# are: memory.decay.NEVER_ARCHIVED). 0.05 is 4.3 half-lives unused: ~4 months for an episode
+# never reinforced, ~4 years for a fact.
+MNEMO_DECAY_ARCHIVE_BELOW = env_float("MNEMO_DECAY_ARCHIVE_BELOW", 0.05)
+# Concept links (context.concepts.decay): an association unseen for a season is half as telling.
+MNEMO_CONCEPT_LINK_HALF_LIFE_DAYS = env_float("MNEMO_CONCEPT_LINK_HALF_LIFE_DAYS", 90)
+# Each decay step locks and updates this many rows in one short transaction; a run does at
+# most MNEMO_DECAY_MAX_ROWS rows of a workspace (the rest continue from where they are on
+# the next run: strength is stored with the time it refers to).
+MNEMO_DECAY_BATCH = int(os.environ.get("MNEMO_DECAY_BATCH", "2000"))
+MNEMO_DECAY_MAX_ROWS = int(os.environ.get("MNEMO_DECAY_MAX_ROWS", "1000000"))

@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from mnemo import maintenance
 from mnemo.api import api, error_response
 
 urlpatterns = [
@@ -16,6 +17,8 @@ urlpatterns = [
     path("w/<slug:slug>/review/", include("review.urls")),
     path("w/<slug:slug>/gaps/", include("gaps.urls")),
     path("w/<slug:slug>/webhooks/", include("webhooks.urls")),
+    path("w/<slug:slug>/maintenance/", maintenance.maintenance, name="maintenance"),
+    path("w/<slug:slug>/maintenance/<str:entry>/run/", maintenance.maintenance_run, name="maintenance-run"),
     path("", include("core.urls")),
 ]
 

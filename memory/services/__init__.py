@@ -1,6 +1,7 @@
 """Writes for memories: each use case is atomic and audited (HOUSE_STYLE.md). Split by
 topic; import from here."""
 
+from memory.services.decaying import decay_reference_time, memories_decay, memory_unarchive
 from memory.services.extracting import (
     episodes_cut,
     episodes_flush,
@@ -48,6 +49,9 @@ from memory.services.working import (
 )
 
 __all__ = [
+    "decay_reference_time",
+    "memories_decay",
+    "memory_unarchive",
     "memories_decide",
     "memory_keep_both",
     "memory_merge",

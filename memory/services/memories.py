@@ -39,6 +39,7 @@ from core.services import SYSTEM, Actor, audit_record, audit_record_many
 from memory import rules
 from memory.models import (
     OPEN_STATUSES,
+    ArchivedReason,
     Certainty,
     Memory,
     MemoryEvidence,
@@ -453,10 +454,10 @@ def _fold_near_duplicate(*, memory_id: int) -> None:
 
 def _archive_duplicate(memory: Memory, older: Memory, why: str) -> None:
     before = memory.status
-    memory.status = MemoryStatus.ARCHIVED
+    memory.status, memory.archived_reason = MemoryStatus.ARCHIVED, ArchivedReason.DUPLICATE
     memory.duplicate_of = older
     memory.updated_at = timezone.now()
-    memory.save(update_fields=["status", "duplicate_of", "updated_at"])
+    memory.save(update_fields=["status", "archived_reason", "duplicate_of", "updated_at"])
     audit_record(workspace=memory.workspace, actor=SYSTEM, verb="memory.archive_duplicate", target=memory,
                  data={"duplicate_of": older.pk})
     if before == MemoryStatus.CANDIDATE:
@@ -613,9 +614,9 @@ def memory_merge(*, memory: Memory, into: Memory, actor: Actor, note: str = "") 
     evidence = [Evidence(e.interaction_id, e.quote, e.start, e.end) for e in memory.evidence.all()]
     memory_reinforce(memory=into, evidence=evidence, actor=actor, reason="merged")
     now = timezone.now()
-    memory.status, memory.duplicate_of = MemoryStatus.ARCHIVED, into
+    memory.status, memory.duplicate_of, memory.archived_reason = MemoryStatus.ARCHIVED, into, ArchivedReason.DUPLICATE
     memory.decided_by, memory.decided_at, memory.updated_at = actor.user, now, now
-    memory.save(update_fields=["status", "duplicate_of", "decided_by", "decided_at", "updated_at"])
+    memory.save(update_fields=["status", "archived_reason", "duplicate_of", "decided_by", "decided_at", "updated_at"])
     audit_record(workspace=memory.workspace, actor=actor, verb="memory.merge", target=memory,
                  data={"into": into.pk, "note": note})
     return into
