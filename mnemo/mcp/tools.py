@@ -17,6 +17,7 @@ from uuid import UUID
 
 from django.http import HttpRequest, HttpResponseBase
 from ninja import Schema, Status
+from ninja.responses import NinjaJSONEncoder
 from pydantic import ConfigDict, Field, JsonValue, TypeAdapter
 
 from context import api as context_api
@@ -61,7 +62,8 @@ class ToolSpec:
 
 
 def rendered(out: Any, result: Any) -> Any:
-    """A REST operation's result as the JSON its answer carries, through `out`."""
+    """A REST operation's result as the JSON its answer carries, through `out`: validated and
+    dumped by the response schema, encoded by ninja's encoder (timestamps as REST writes them)."""
     if isinstance(result, HttpResponseBase):  # rendered by the operation (a context pack, a scratchpad)
         result = json.loads(result.content)
     if isinstance(result, Status):
@@ -69,7 +71,7 @@ def rendered(out: Any, result: Any) -> Any:
     if out is None:
         return result
     adapter = _adapter(out)
-    return adapter.dump_python(adapter.validate_python(result), mode="json")
+    return json.loads(json.dumps(adapter.dump_python(adapter.validate_python(result)), cls=NinjaJSONEncoder))
 
 
 @cache
