@@ -21,6 +21,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from ninja.errors import AuthenticationError
 
 from core.auth import authenticate
+from core.errors import error_response
 from core.middleware import ApiInputGuard
 from core.ratelimit import RateLimited
 from mnemo.api import api
@@ -45,6 +46,14 @@ def _refused(answer: HttpResponse) -> HttpResponse:
 
 @csrf_exempt
 def mcp_endpoint(request: HttpRequest) -> HttpResponse:
+    if request.method != "POST":
+        # The transport would answer a GET with a server-sent-event stream that stays open
+        # (holding a worker thread) and a DELETE with nothing to end: stateless servers
+        # answer 405 to both, as the specification allows.
+        answer = error_response(405, "method_not_allowed", f"{request.method} is not allowed here.",
+                                {"allowed": ["POST"]})
+        answer["Allow"] = "POST"
+        return _refused(answer)
     refusal = ApiInputGuard.refusal(request)
     if refusal is not None:
         return _refused(refusal)
