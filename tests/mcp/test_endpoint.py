@@ -73,3 +73,16 @@ def test_a_tool_call_answers_in_the_post_body_without_a_session(post):
     assert answer.status_code == 200 and answer["Content-Type"].startswith("application/json")
     assert "mcp-session-id" not in answer
     assert answer.json()["result"]["structuredContent"] == {"results": []}
+
+
+def test_tools_run_in_the_thread_serving_the_request(post, monkeypatch):
+    # So they use the request's database connection, closed when the request finishes,
+    # and see its transaction: not a connection of asgiref's executor thread left open.
+    import threading
+
+    from mnemo.mcp import server
+
+    threads, call_tool = [], server.call_tool
+    monkeypatch.setattr(server, "call_tool", lambda *args: threads.append(threading.get_ident()) or call_tool(*args))
+    assert post(_call("recall", {"query": "x"})).status_code == 200
+    assert threads == [threading.get_ident()]
