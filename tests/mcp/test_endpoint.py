@@ -86,3 +86,20 @@ def test_tools_run_in_the_thread_serving_the_request(post, monkeypatch):
     monkeypatch.setattr(server, "call_tool", lambda *args: threads.append(threading.get_ident()) or call_tool(*args))
     assert post(_call("recall", {"query": "x"})).status_code == 200
     assert threads == [threading.get_ident()]
+
+
+def test_each_tool_that_is_a_rest_operation_needs_that_operations_scope():
+    from context import api as context_api
+    from conversations import api as conversations_api
+    from entities import api as entities_api
+    from entities import api_decisions
+    from gaps import api as gaps_api
+    from memory import api as memory_api
+    from mnemo.mcp.tools import TOOLS
+
+    scopes = {op.view_func: op.auth_callbacks[0].scope
+              for module in (context_api, conversations_api, entities_api, api_decisions, gaps_api, memory_api)
+              for path_view in module.router.path_operations.values() for op in path_view.operations}
+    direct = [tool for tool in TOOLS if tool.run in scopes]
+    assert len(direct) >= 8
+    assert [(tool.name, tool.scope) for tool in direct] == [(tool.name, scopes[tool.run]) for tool in direct]
