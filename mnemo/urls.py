@@ -4,12 +4,14 @@ from django.urls import include, path
 
 from mnemo import maintenance
 from mnemo.api import api, error_response
+from mnemo.mcp.views import mcp_endpoint
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/v1/", api.urls),
+    path("mcp", mcp_endpoint, name="mcp"),
     path("w/<slug:slug>/conversations/", include("conversations.urls")),
     path("w/<slug:slug>/entities/", include("entities.urls")),
     path("w/<slug:slug>/memories/", include("memory.urls")),

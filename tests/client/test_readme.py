@@ -2,7 +2,8 @@
 order, as a reader would paste it: ```python blocks with the venv's Python, ```sh blocks
 with bash (-e, pipefail) and the venv's `mnemo` first on PATH, MNEMO_URL and MNEMO_API_KEY
 set. The outputs the README states in its comments are checked. Only the "### MCP"
-subsection may hold other snippets (a client configuration, checked by the MCP tests)."""
+subsection may hold other snippets: its client configuration (JSON), whose command is
+started here as the client would start it and asked for its tools."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ PROMISED = [
     ("mnemo.context(", "Ana prefers tea over coffee."),
     ("mnemo recall", "eu-west-3"),
     ("iterate(\"gaps\")", "book a meeting room 1"),
+    ("streamable_http_client(", "15 tools"),
 ]
 
 
@@ -82,3 +84,24 @@ def test_every_snippet_runs_against_a_live_server(server, key, tmp_path, eager_w
         outputs.append((code, done.stdout))
     for line, output in PROMISED:
         assert any(line in code and output in printed for code, printed in outputs), (line, output)
+
+
+def test_the_mcp_client_configuration_starts_a_working_stdio_server(server, key):
+    import asyncio
+    import json
+
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    [config] = [json.loads(code) for lang, code, where in snippets() if lang == "json" and where == "MCP"]
+    entry = config["mcpServers"]["mnemo"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MNEMO_")}
+    env.update(entry["env"], MNEMO_URL=server, MNEMO_API_KEY=key,
+               PATH=f"{Path(sys.executable).parent}:{env.get('PATH', '')}")
+    params = StdioServerParameters(command=entry["command"], args=entry["args"], env=env)
+
+    async def tools():
+        async with Client(params) as client:
+            return await client.list_tools()
+
+    assert "recall" in {tool.name for tool in asyncio.run(tools()).tools}

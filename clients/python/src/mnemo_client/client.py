@@ -69,7 +69,7 @@ class _Endpoints:
                conversation: int | None = None, channel: str | None = None, agent: int | None = None,
                metadata: dict[str, Any] | None = None, limit: int | None = None,
                min_confidence: float | None = None, include_candidates: bool | None = None,
-               recency_weight: float | None = None, as_of: datetime | str | None = None,
+               include_archived: bool | None = None, recency_weight: float | None = None, as_of: datetime | str | None = None,
                redact: bool | None = None) -> m.RecallOut:
         """Search every kind of memory; each result names its source interactions."""
         return self._call(c.call(c.RECALL, body=_fields(locals())))
@@ -79,7 +79,7 @@ class _Endpoints:
                 conversation: int | None = None, channel: str | None = None, agent: int | None = None,
                 metadata: dict[str, Any] | None = None, limit: int | None = None,
                 min_confidence: float | None = None, include_candidates: bool | None = None,
-                recency_weight: float | None = None, as_of: datetime | str | None = None,
+                include_archived: bool | None = None, recency_weight: float | None = None, as_of: datetime | str | None = None,
                 redact: bool | None = None) -> m.PackOut:
         """A token-budgeted context pack: `text` is ready to paste, `pack_id` finds it again."""
         return self._call(c.call(c.CONTEXT, body=_fields(locals())))

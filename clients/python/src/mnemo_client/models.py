@@ -156,6 +156,7 @@ class RecallIn(_In):
     limit: int = 10
     min_confidence: float | None = None
     include_candidates: bool = False
+    include_archived: bool = False  # memories the nightly decay archived
     recency_weight: float | None = None
     as_of: datetime | None = None
     redact: bool = False
@@ -299,6 +300,7 @@ class MemoryOut(_Out):
     type: str
     certainty: str
     status: str
+    archived_reason: str  # "decay" (restorable) or "duplicate"; empty unless archived
     text: str
     confidence: float
     importance: float
