@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from core.jobs import job_run
 from core.providers import ProviderError
 from memory import services
 
@@ -30,3 +31,25 @@ def embed_pending() -> int:
 def flush_episodes() -> int:
     """Beat: the last turns of conversations that went quiet become an episode too."""
     return services.episodes_flush()
+
+
+@shared_task(name="memory.consolidate", acks_late=True)
+def consolidate() -> dict:
+    """Beat: related memories become patterns, a bounded run per workspace (issue 19 part 1)."""
+    with job_run("memory.consolidate") as counts:
+        for workspace_id in services.consolidation_workspaces():
+            services.memories_consolidate(workspace_id=workspace_id, counts=counts)
+    return counts
+
+
+@shared_task(name="memory.consolidate_conversation", acks_late=True)
+def consolidate_conversation(workspace_id: int, conversation_id: int) -> dict:
+    """A conversation closed: its memories are grouped with what the workspace knows."""
+    with job_run("memory.consolidate", workspace_id=workspace_id, trigger="conversation_closed") as counts:
+        services.memories_consolidate(workspace_id=workspace_id, conversation_id=conversation_id, counts=counts)
+    return counts
+
+
+def consolidate_closed(conversation) -> None:
+    """The memory layer's conversation_closed hook (core.layers)."""
+    consolidate_conversation.delay(conversation.workspace_id, conversation.pk)

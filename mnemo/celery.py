@@ -60,6 +60,10 @@ app.conf.beat_schedule = {
     # ones whose task was lost, once they are a minute late: a receiver hears of an event
     # within about two minutes even then, and the sweep is one indexed query.
     "webhooks-requeue-lost": {"task": "webhooks.requeue_lost", "schedule": 60.0},
+    # Consolidation (issue 19 part 1): a pattern needs several occurrences, which accrue over
+    # hours and days, and a closing conversation already triggers its own run; hourly keeps
+    # each bounded run (≤ 2,000 seeds a workspace) small and a whole workspace covered in a day or two.
+    "memory-consolidate": {"task": "memory.consolidate", "schedule": 3600.0},
 }
 
 app.autodiscover_tasks()

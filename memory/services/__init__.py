@@ -1,6 +1,13 @@
 """Writes for memories: each use case is atomic and audited (HOUSE_STYLE.md). Split by
 topic; import from here."""
 
+from memory.services.consolidation import (
+    consolidation_policy_for,
+    consolidation_policy_set,
+    consolidation_run_record,
+    consolidation_workspaces,
+    memories_consolidate,
+)
 from memory.services.extracting import (
     episodes_cut,
     episodes_flush,
@@ -61,6 +68,11 @@ __all__ = [
     "censor_false_positive",
     "censors_check",
     "censors_matching",
+    "consolidation_policy_for",
+    "consolidation_policy_set",
+    "consolidation_run_record",
+    "consolidation_workspaces",
+    "memories_consolidate",
     "episodes_cut",
     "episodes_flush",
     "graduation_accept",
