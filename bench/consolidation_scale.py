@@ -26,6 +26,10 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mnemo.settings")
 
 import django  # noqa: E402
 
+if not os.environ.get("DATABASE_URL"):
+    from mnemo.launcher import embedded_database_for_command
+
+    embedded_database_for_command()  # as manage.py does
 django.setup()
 
 from conversations.services import InteractionItem, interactions_log  # noqa: E402

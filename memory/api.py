@@ -9,7 +9,6 @@ from conversations.selectors import conversation_get
 from core.auth import require
 from core.errors import ApiError
 from core.input_types import Id
-from core.jobs import job_run
 from core.pagination import PageIn, page
 from core.redaction import redact_answer
 from core.safe_text import SafeStr
@@ -459,13 +458,13 @@ def put_consolidation_policy(request: HttpRequest, payload: ConsolidationPolicyI
 
 
 @router.post("/consolidation/run", response=ConsolidationRunOut, auth=require("admin"),
-             summary="Run consolidation now (one bounded run, recorded like the scheduled one)")
+             summary="Run consolidation now (one bounded run, audited)")
 def run_consolidation(request: HttpRequest, payload: ConsolidationRunIn):
     if payload.conversation_id is not None:
         conversation_get(workspace=request.workspace, conversation_id=payload.conversation_id)  # 404 for others'
-    with job_run("memory.consolidate", workspace_id=request.workspace.pk, trigger="api") as counts:
-        services.memories_consolidate(workspace_id=request.workspace.pk, conversation_id=payload.conversation_id,
-                                      max_seeds=payload.max_seeds, counts=counts)
+    # Audited with who asked (the scheduled and conversation-close runs are JobRuns).
+    counts = services.memories_consolidate(workspace_id=request.workspace.pk, conversation_id=payload.conversation_id,
+                                           max_seeds=payload.max_seeds)
     services.consolidation_run_record(workspace_id=request.workspace.pk, actor=_actor(request), counts=counts,
                                       trigger="api")
     return counts

@@ -271,7 +271,6 @@ def test_a_bad_policy_is_refused_and_nothing_changes(admin_api, workspace, chang
     assert not ConsolidationPolicy.objects.filter(pk=workspace.pk).exists()
 
 
-@pytest.mark.django_db(transaction=True)
 def test_an_admin_runs_consolidation_and_an_outsider_cannot_name_our_conversation(
         api, admin_api, outsider_api, workspace):
     running_habit(workspace)
@@ -281,6 +280,7 @@ def test_an_admin_runs_consolidation_and_an_outsider_cannot_name_our_conversatio
     assert not patterns(workspace).exists()
     response = admin_api.post("/consolidation/run", {"max_seeds": 100})
     assert response.status_code == 200 and response.json()["created"] == 1
+    assert AuditEvent.objects.filter(workspace=workspace, verb="memory.consolidate").exists()
     pattern = patterns(workspace).get()
     detail = api.get(f"/memories/{pattern.pk}").json()
     assert detail["certainty"] == "consolidated" and len(detail["consolidated_from"]) == 5
