@@ -34,7 +34,7 @@ from conversations.summarise import Turn, summarise
 from core import privacy
 from core.privacy.guard import first_secret
 from core.concurrency import lock_workspaces, retry_on_conflict
-from core.layers import layers
+from core.layers import conversation_closed, layers
 from core.models import ApiKey, Workspace
 from core.providers import get_embedder, get_llm
 from core.services import SYSTEM, Actor, audit_record
@@ -543,6 +543,16 @@ def conversation_summarise(*, conversation_id: int) -> ConversationSummary | Non
             "supersedes": current.pk if current else None,
         })
     return summary
+
+
+def conversation_closed_announce(*, conversation_id: int) -> bool:
+    """Tell the layers that act on a finished conversation (core.layers) that this one is
+    closed, once its summary is written. False when it is not closed (any more)."""
+    conversation = Conversation.objects.filter(pk=conversation_id, status=ConversationStatus.CLOSED).first()
+    if conversation is None:
+        return False
+    conversation_closed(conversation)
+    return True
 
 
 def conversation_set_status(*, conversation: Conversation, status: str, reason: str) -> Conversation:

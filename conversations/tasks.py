@@ -33,6 +33,7 @@ def process_interactions(self, interaction_ids: list[int]) -> int:
 @shared_task(name="conversations.summarise_conversation", acks_late=True)
 def summarise_conversation(conversation_id: int) -> int | None:
     summary = services.conversation_summarise(conversation_id=conversation_id)
+    services.conversation_closed_announce(conversation_id=conversation_id)
     return summary.pk if summary else None
 
 

@@ -66,6 +66,10 @@ class Layer:
     # kind -> core.search.SearchKind: what this layer offers to recall, served from its own
     # tables by its `search` module; context.retrieval composes recall from these.
     search_kinds: Mapping[str, Any] = field(default_factory=dict)
+    # conversation -> None, in the worker once a closed conversation's summary is written:
+    # work a finished conversation makes due (memory consolidation). Idempotent: a
+    # conversation may be announced more than once.
+    conversation_closed: Callable[[Any], None] | None = None
 
 
 def layers() -> tuple[Layer, ...]:
@@ -117,6 +121,12 @@ def pending_counts(workspace) -> dict[str, int]:
 
 def workspace_counts(workspace) -> dict[str, int]:
     return {label: int(counter(workspace)) for layer in layers() for label, counter in layer.counts.items()}
+
+
+def conversation_closed(conversation) -> None:
+    for layer in layers():
+        if layer.conversation_closed:
+            layer.conversation_closed(conversation)
 
 
 def search_kinds() -> dict[str, Any]:

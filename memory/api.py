@@ -1,9 +1,11 @@
 import json
+from dataclasses import asdict
 from typing import Literal
 
 from django.http import HttpRequest, HttpResponse
 from ninja import Query, Router, Status
 
+from conversations.selectors import conversation_get
 from core.auth import require
 from core.errors import ApiError
 from core.input_types import Id
@@ -19,6 +21,10 @@ from memory.schemas import (
     CensorIn,
     CheckpointIn,
     CheckpointOut,
+    ConsolidationPolicyIn,
+    ConsolidationPolicyOut,
+    ConsolidationRunIn,
+    ConsolidationRunOut,
     FalsePositiveIn,
     GraduationOut,
     HistoryOut,
@@ -60,7 +66,8 @@ def memory_out(memory: Memory) -> dict:
         "polarity": memory.polarity, "source": memory.source, "rule": memory.rule, "model": memory.model,
         "prompt_version": memory.prompt_version, "supersedes_id": memory.supersedes_id,
         "conflicts_with_id": memory.conflicts_with_id, "duplicate_of_id": memory.duplicate_of_id,
-        "graduated_to_id": memory.graduated_to_id, "conversation_id": memory.conversation_id,
+        "graduated_to_id": memory.graduated_to_id, "consolidated_into_id": memory.consolidated_into_id,
+        "conversation_id": memory.conversation_id,
         "occurred_at": memory.occurred_at, "event_first": memory.event_first, "event_last": memory.event_last,
         "learned_at": memory.created_at, "reinforcement_count": memory.reinforcement_count,
         "last_confirmed_at": memory.last_confirmed_at, "access_count": memory.access_count,
@@ -78,7 +85,8 @@ def memory_detail(memory: Memory) -> dict:
                 for e in selectors.memory_evidence(memory=memory)]
     return {**memory_out(memory), "evidence": evidence,
             "procedure": Procedure.objects.filter(memory=memory).first(),
-            "censor": Censor.objects.filter(memory=memory).first()}
+            "censor": Censor.objects.filter(memory=memory).first(),
+            "consolidated_from": selectors.memory_consolidated_from(memory=memory)}
 
 
 def _memory(request, memory_id: int) -> Memory:
@@ -436,3 +444,35 @@ def get_trust_policy(request: HttpRequest):
 @router.put("/trust-policy", response=TrustPolicyOut, auth=require("admin"), summary="Change the trust policy")
 def put_trust_policy(request: HttpRequest, payload: TrustPolicyIn):
     return services.trust_policy_set(workspace=request.workspace, actor=_actor(request), **payload.model_dump())
+
+
+# --- consolidation (issue 19 part 1) --------------------------------------------------------
+
+def _consolidation_policy(settings) -> dict:
+    return {**asdict(settings), "source_types": list(settings.source_types)}
+
+
+@router.get("/consolidation-policy", response=ConsolidationPolicyOut, auth=require("read"),
+            summary="What consolidation groups into patterns")
+def get_consolidation_policy(request: HttpRequest):
+    return _consolidation_policy(services.consolidation_policy_for(request.workspace.pk))
+
+
+@router.put("/consolidation-policy", response=ConsolidationPolicyOut, auth=require("admin"),
+            summary="Change the consolidation policy")
+def put_consolidation_policy(request: HttpRequest, payload: ConsolidationPolicyIn):
+    return _consolidation_policy(services.consolidation_policy_set(workspace=request.workspace, actor=_actor(request),
+                                                                   **payload.model_dump()))
+
+
+@router.post("/consolidation/run", response=ConsolidationRunOut, auth=require("admin"),
+             summary="Run consolidation now (one bounded run, audited)")
+def run_consolidation(request: HttpRequest, payload: ConsolidationRunIn):
+    if payload.conversation_id is not None:
+        conversation_get(workspace=request.workspace, conversation_id=payload.conversation_id)  # 404 for others'
+    # Audited with who asked (the scheduled and conversation-close runs are JobRuns).
+    counts = services.memories_consolidate(workspace_id=request.workspace.pk, conversation_id=payload.conversation_id,
+                                           max_seeds=payload.max_seeds)
+    services.consolidation_run_record(workspace_id=request.workspace.pk, actor=_actor(request), counts=counts,
+                                      trigger="api")
+    return counts

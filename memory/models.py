@@ -88,6 +88,10 @@ class Memory(models.Model):
     duplicate_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="duplicates")
     graduated_to = models.ForeignKey("entities.Entity", null=True, blank=True, on_delete=models.SET_NULL,
                                      related_name="graduated_memories")
+    # Issue 19 part 1: the pattern (certainty `consolidated`) this memory was consolidated
+    # into. The source stays as it was (never deleted); it is not consolidated again.
+    consolidated_into = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL,
+                                          related_name="consolidated_sources")
     conversation = models.ForeignKey("conversations.Conversation", null=True, blank=True, on_delete=models.SET_NULL,
                                      related_name="+", help_text="For episodes: the conversation segment.")
     # Event time (when it happened or was said) vs learned time (created_at).
@@ -281,6 +285,34 @@ class TrustPolicy(models.Model):
         constraints = [
             models.CheckConstraint(condition=models.Q(min_confidence__gte=0, min_confidence__lte=1),
                                    name="trust_policy_confidence_0_1"),
+        ]
+
+
+class ConsolidationPolicy(models.Model):
+    """Per workspace: what consolidation groups into patterns (seed 001's policy, issue 19
+    part 1). Without a row the defaults of memory.consolidation apply. `seed_cursor` is the
+    job's progress through the workspace (the last memory id it started a group from)."""
+
+    workspace = models.OneToOneField(Workspace, on_delete=models.CASCADE, primary_key=True,
+                                     related_name="consolidation_policy")
+    enabled = models.BooleanField(default=True)
+    source_types = models.JSONField(default=list)
+    min_support = models.PositiveSmallIntegerField(default=3)
+    strong_support = models.PositiveSmallIntegerField(default=5)
+    max_distance = models.FloatField(default=0.25)
+    window_days = models.PositiveIntegerField(default=365)
+    max_patterns_per_run = models.PositiveIntegerField(default=50)
+    seed_cursor = models.BigIntegerField(default=0)
+    updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        verbose_name_plural = "consolidation policies"
+        constraints = [
+            models.CheckConstraint(condition=models.Q(min_support__gte=2), name="consolidation_min_support_2"),
+            models.CheckConstraint(condition=models.Q(max_distance__gt=0, max_distance__lt=1),
+                                   name="consolidation_distance_0_1"),
         ]
 
 

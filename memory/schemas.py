@@ -133,6 +133,7 @@ class MemoryOut(Schema):
     conflicts_with_id: int | None
     duplicate_of_id: int | None
     graduated_to_id: int | None
+    consolidated_into_id: int | None
     conversation_id: int | None
     occurred_at: datetime | None
     event_first: date | None
@@ -154,6 +155,8 @@ class MemoryDetailOut(MemoryOut):
     evidence: list[EvidenceOut]
     procedure: ProcedureOut | None = None
     censor: CensorOut | None = None
+    # A consolidated pattern: the memories it was consolidated from (issue 19 part 1).
+    consolidated_from: list[int] = []
 
 
 class StoredOut(Schema):
@@ -322,3 +325,38 @@ class TrustPolicyOut(Schema):
     auto_certainties: list[str]
     auto_types: list[str]
     min_confidence: float
+
+
+class ConsolidationPolicyIn(Schema):
+    model_config = ConfigDict(extra="forbid")
+    enabled: bool = True
+    source_types: list[Literal["episodic", "preference", "procedure", "fact"]] = Field(max_length=4)
+    min_support: int = Field(ge=2, le=100)
+    strong_support: int = Field(ge=2, le=1000)
+    max_distance: float = Field(gt=0, lt=1)
+    window_days: int = Field(ge=1, le=36500)
+    max_patterns_per_run: int = Field(ge=1, le=1000)
+
+
+class ConsolidationPolicyOut(Schema):
+    enabled: bool
+    source_types: list[str]
+    min_support: int
+    strong_support: int
+    max_distance: float
+    window_days: int
+    max_patterns_per_run: int
+
+
+class ConsolidationRunIn(Schema):
+    model_config = ConfigDict(extra="forbid")
+    conversation_id: Id | None = None
+    max_seeds: int = Field(2000, ge=1, le=2000)
+
+
+class ConsolidationRunOut(Schema):
+    seeds: int
+    groups: int
+    created: int
+    reinforced: int
+    sources: int

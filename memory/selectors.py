@@ -67,6 +67,11 @@ def memory_evidence(*, memory: Memory) -> list[MemoryEvidence]:
     return list(memory.evidence.select_related("interaction__api_key__agent").order_by("interaction__occurred_at", "interaction_id"))
 
 
+def memory_consolidated_from(*, memory: Memory) -> list[int]:
+    """The memories a pattern was consolidated from (issue 19 part 1), oldest first."""
+    return list(memory.consolidated_sources.order_by("id").values_list("id", flat=True))
+
+
 def memory_versions(*, memory: Memory) -> list[Memory]:
     """Every version of the memory, oldest first: what it superseded and what superseded it."""
     chain = [memory]

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from core.jobs import job_run_per_workspace
+from core.jobs import job_run, job_run_per_workspace
 from core.providers import ProviderError
 from memory import services
 
@@ -40,3 +40,30 @@ def decay(workspace_id: int | None = None, trigger: str = "schedule") -> dict:
     return job_run_per_workspace(
         "memory.decay", lambda pk: services.memories_decay(workspace_id=pk, as_of=services.decay_reference_time()),
         workspace_id=workspace_id, trigger=trigger)
+
+
+@shared_task(name="memory.consolidate", acks_late=True)
+def consolidate(workspace_id: int | None = None, trigger: str = "schedule") -> dict:
+    """Beat (hourly) or the maintenance page's "Run now" (one workspace): related memories
+    become patterns, a bounded run per workspace, each recorded as a run of its own (issue 19
+    part 1). Beat skips the workspaces whose policy turned consolidation off."""
+    ids = [workspace_id] if workspace_id is not None else services.consolidation_workspaces()
+    outcome = {"ok": 0, "failed": 0}
+    for pk in ids:
+        done = job_run_per_workspace("memory.consolidate", lambda w: services.memories_consolidate(workspace_id=w),
+                                     workspace_id=pk, trigger=trigger)
+        outcome = {key: outcome[key] + done[key] for key in outcome}
+    return outcome
+
+
+@shared_task(name="memory.consolidate_conversation", acks_late=True)
+def consolidate_conversation(workspace_id: int, conversation_id: int) -> dict:
+    """A conversation closed: its memories are grouped with what the workspace knows."""
+    with job_run("memory.consolidate", workspace_id=workspace_id, trigger="conversation_closed") as counts:
+        services.memories_consolidate(workspace_id=workspace_id, conversation_id=conversation_id, counts=counts)
+    return counts
+
+
+def consolidate_closed(conversation) -> None:
+    """The memory layer's conversation_closed hook (core.layers)."""
+    consolidate_conversation.delay(conversation.workspace_id, conversation.pk)

@@ -13,4 +13,5 @@ urlpatterns = [
     path("trusted/set/", views.trusted_state_set, name="trusted-state-set"),
     path("policy/", views.trust_policy, name="trust-policy"),
     path("policy/set/", views.trust_policy_set, name="trust-policy-set"),
+    path("policy/consolidation/", views.consolidation_policy_set, name="consolidation-policy-set"),
 ]

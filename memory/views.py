@@ -13,6 +13,7 @@ from core.quoting import around_quote
 from core.services import Actor
 from entities.selectors import entity_get
 from memory import selectors, services
+from memory.consolidation import TARGET_TYPE
 from memory.models import Certainty, Memory, MemoryStatus, MemoryType
 from review.services import review_or
 
@@ -76,6 +77,7 @@ def memory_detail(request, memory_id: int):
         "history": selectors.memory_history(memory=memory),
         "similar": selectors.memory_similar(memory=memory),
         "graduations": list(memory.graduations.order_by("-created_at")),
+        "consolidated_from": selectors.memory_consolidated_from(memory=memory),
         "procedure": getattr(memory, "procedure", None) if memory.type == MemoryType.PROCEDURE else None,
         "censor": getattr(memory, "censor", None) if memory.type == MemoryType.CENSOR else None,
         "can_review": request.membership.allows(Role.REVIEWER),
@@ -205,7 +207,9 @@ def trusted_state_set(request):
 def trust_policy(request):
     return render(request, "memory/policy.html", {
         "policy": services.trust_policy_for(request.workspace.pk), "certainties": Certainty.values,
-        "types": MemoryType.values, "can_admin": request.membership.allows(Role.ADMIN)})
+        "types": MemoryType.values, "can_admin": request.membership.allows(Role.ADMIN),
+        "consolidation": services.consolidation_policy_for(request.workspace.pk),
+        "consolidation_types": list(TARGET_TYPE)})
 
 
 @require_POST
@@ -222,4 +226,25 @@ def trust_policy_set(request):
         messages.error(request, "; ".join(exc.messages))
     else:
         messages.success(request, "Trust policy saved.")
+    return redirect("trust-policy", slug=request.workspace.slug)
+
+
+_CONSOLIDATION_NUMBERS = {"min_support": int, "strong_support": int, "max_distance": float, "window_days": int,
+                          "max_patterns_per_run": int}
+
+
+@require_POST
+@workspace_view(Role.ADMIN)
+def consolidation_policy_set(request):
+    try:
+        numbers = {name: kind(request.POST.get(name, "")) for name, kind in _CONSOLIDATION_NUMBERS.items()}
+        services.consolidation_policy_set(workspace=request.workspace, actor=Actor.for_user(request.user),
+                                          enabled=request.POST.get("enabled") == "on",
+                                          source_types=request.POST.getlist("source_types"), **numbers)
+    except ValueError:
+        messages.error(request, "Support, days and patterns are whole numbers; the distance is a number between 0 and 1.")
+    except ValidationError as exc:
+        messages.error(request, "; ".join(exc.messages))
+    else:
+        messages.success(request, "Consolidation policy saved.")
     return redirect("trust-policy", slug=request.workspace.slug)

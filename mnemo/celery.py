@@ -68,6 +68,10 @@ app.conf.beat_schedule = {
     # Concept links decay like memories (90-day half-life), half an hour later so the two
     # long writes do not share the night's minutes.
     "context-decay-concept-links": {"task": "context.decay_concept_links", "schedule": crontab(hour=3, minute=45)},
+    # Consolidation (issue 19 part 1): a pattern needs several occurrences, which accrue over
+    # hours and days, and a closing conversation already triggers its own run; hourly keeps
+    # each bounded run (≤ 2,000 seeds a workspace) small and a whole workspace covered in a day or two.
+    "memory-consolidate": {"task": "memory.consolidate", "schedule": 3600.0},
 }
 
 app.autodiscover_tasks()

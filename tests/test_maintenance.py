@@ -68,7 +68,7 @@ def test_admins_see_every_job_its_runs_and_the_chart(client, owner, workspace, o
     assert "decayed 7" in page and "archived 2" in page
     assert "999" not in page and "555" not in page  # another workspace's run is not shown
     assert "Does not record runs." in page  # the heartbeat, the sweeps…
-    assert page.count("Run now") == 2  # memory-decay and context-decay-concept-links
+    assert page.count("Run now") == 3  # memory-decay, context-decay-concept-links, memory-consolidate
     assert '<svg class="chart"' in page and "Memories by status" in page and "Active memories by type" in page
 
 

@@ -2,6 +2,13 @@
 topic; import from here."""
 
 from memory.services.decaying import decay_reference_time, memories_decay, memory_unarchive
+from memory.services.consolidation import (
+    consolidation_policy_for,
+    consolidation_policy_set,
+    consolidation_run_record,
+    consolidation_workspaces,
+    memories_consolidate,
+)
 from memory.services.extracting import (
     episodes_cut,
     episodes_flush,
@@ -65,6 +72,11 @@ __all__ = [
     "censor_false_positive",
     "censors_check",
     "censors_matching",
+    "consolidation_policy_for",
+    "consolidation_policy_set",
+    "consolidation_run_record",
+    "consolidation_workspaces",
+    "memories_consolidate",
     "episodes_cut",
     "episodes_flush",
     "graduation_accept",

@@ -315,6 +315,7 @@ class MemoryOut(_Out):
     supersedes_id: int | None
     conflicts_with_id: int | None
     duplicate_of_id: int | None
+    consolidated_into_id: int | None  # the pattern this memory was consolidated into (issue 19)
     graduated_to_id: int | None
     conversation_id: int | None
     occurred_at: datetime | None
@@ -334,6 +335,7 @@ class MemoryDetailOut(MemoryOut):
     evidence: list[EvidenceOut]
     procedure: ProcedureOut | None = None
     censor: CensorOut | None = None
+    consolidated_from: list[int] = []  # a pattern's source memories
 
 
 class StoredOut(_Out):

@@ -1,0 +1,169 @@
+"""Consolidation policy (issue 19 part 1; seeds 001 and 004): which related memories form a
+pattern, which member states it best, and the extractive pattern's wording. Pure: no
+Django, no I/O; the service (memory.services.consolidation) reads the candidates through the
+HNSW index and writes what this module decides.
+
+A group is built around one seed memory from its nearest neighbours (never all pairs):
+a neighbour joins when it is of the same type, lies within the time window of the seed,
+and is close by embedding — or a little less close but sharing concepts with the seed (and
+its subject, when both have one). The group's best-supported statement is the member most
+central by embedding (the smallest summed distance to the others), ties going to the most
+reinforced, then the oldest."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+
+import numpy as np
+
+# Seed 001's tiers: what a pattern of each source type becomes (episodes about the same
+# subject become a fact; a preference said many times stays a preference; a repeated
+# procedure stays a procedure), and its weight by support: 0.9 from `strong_support`
+# occurrences, 0.6 from `min_support` (seed 001's high and medium weights).
+TARGET_TYPE = {"episodic": "fact", "preference": "preference", "procedure": "procedure", "fact": "fact"}
+STRONG_IMPORTANCE = 0.9
+SUPPORTED_IMPORTANCE = 0.6
+# A neighbour sharing this many concepts with the seed may lie this much further away.
+MIN_SHARED_CONCEPTS = 2
+CONCEPT_DISTANCE_SLACK = 0.05
+MAX_PATTERN_CHARS = 1200
+
+
+@dataclass(frozen=True)
+class Settings:
+    """A workspace's consolidation policy (memory.models.ConsolidationPolicy)."""
+
+    enabled: bool = True
+    # Episodes are opt-in: on LoCoMo's tuning conversations their patterns (one per topic,
+    # citing dozens of turns) took ranking slots and pack tokens from the episodes and cost
+    # 3 points of R@10 and 6 of pack recall (bench/RESULTS.md, consolidation).
+    source_types: tuple[str, ...] = ("preference", "procedure")
+    min_support: int = 3
+    strong_support: int = 5
+    max_distance: float = 0.25
+    window_days: int = 365
+    max_patterns_per_run: int = 50
+
+
+DEFAULTS = Settings()
+
+
+@dataclass(frozen=True)
+class Item:
+    id: int
+    type: str
+    text: str
+    embedding: Sequence[float]
+    concepts: frozenset[str]
+    at: datetime | None
+    subject_id: int | None = None
+    reinforcement: int = 0
+    confidence: float = 1.0
+    pattern_id: int | None = None  # the pattern it was already consolidated into
+
+
+def validate(settings: Settings) -> dict[str, str]:
+    """Field -> what is wrong with it; empty when the policy is usable."""
+    errors = {}
+    unknown = sorted(set(settings.source_types) - set(TARGET_TYPE))
+    if unknown:
+        errors["source_types"] = f"Cannot consolidate {unknown[0]!r}; known: {', '.join(TARGET_TYPE)}."
+    if not 2 <= settings.min_support <= 100:
+        errors["min_support"] = "A pattern needs between 2 and 100 occurrences."
+    if not settings.min_support <= settings.strong_support <= 1000:
+        errors["strong_support"] = "Strong support is at least the minimum support (and at most 1000)."
+    if not 0 < settings.max_distance < 1:
+        errors["max_distance"] = "The maximum distance lies strictly between 0 and 1 (cosine)."
+    if not 1 <= settings.window_days <= 36500:
+        errors["window_days"] = "The time window is between 1 and 36500 days."
+    if not 1 <= settings.max_patterns_per_run <= 1000:
+        errors["max_patterns_per_run"] = "Between 1 and 1000 patterns per run."
+    return errors
+
+
+def _unit(vectors: Sequence[Sequence[float]]) -> np.ndarray:
+    matrix = np.asarray(vectors, dtype=np.float64)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return matrix / np.where(norms == 0, 1.0, norms)
+
+
+def joins(seed: Item, other: Item, distance: float, settings: Settings) -> bool:
+    if other.type != seed.type or other.id == seed.id:
+        return False
+    if seed.at and other.at and abs((seed.at - other.at).days) > settings.window_days:
+        return False
+    if distance <= settings.max_distance:
+        return True
+    same_subject = seed.subject_id is None or other.subject_id is None or seed.subject_id == other.subject_id
+    return (same_subject and distance <= settings.max_distance + CONCEPT_DISTANCE_SLACK
+            and len(seed.concepts & other.concepts) >= MIN_SHARED_CONCEPTS)
+
+
+def group(seed: Item, neighbours: Sequence[tuple[Item, float]], settings: Settings) -> list[Item]:
+    """The seed and the neighbours (with their distance to it) that join it."""
+    members = {seed.id: seed}
+    for item, distance in neighbours:
+        if item.id not in members and joins(seed, item, distance, settings):
+            members[item.id] = item
+    return list(members.values())
+
+
+def central(members: Sequence[Item]) -> Item:
+    """The member most central by embedding; ties: most reinforced, then oldest."""
+    unit = _unit([item.embedding for item in members])
+    summed = (1.0 - unit @ unit.T).sum(axis=1)
+    return min(zip(members, summed), key=lambda pair: (round(float(pair[1]), 6), -pair[0].reinforcement,
+                                                        pair[0].id))[0]
+
+
+def centroid(members: Sequence[Item]) -> list[float]:
+    """The members' mean direction, unit length: what the pattern is found by."""
+    mean = _unit([item.embedding for item in members]).mean(axis=0)
+    norm = float(np.linalg.norm(mean)) or 1.0
+    return (mean / norm).tolist()
+
+
+def importance(support: int, settings: Settings) -> float:
+    return STRONG_IMPORTANCE if support >= settings.strong_support else SUPPORTED_IMPORTANCE
+
+
+def span_label(first: date, last: date) -> str:
+    """"May 2023", "Mar–Jun 2023", "Dec 2022–Feb 2023"."""
+    if (first.year, first.month) == (last.year, last.month):
+        return first.strftime("%b %Y")
+    if first.year == last.year:
+        return f"{first.strftime('%b')}–{last.strftime('%b %Y')}"
+    return f"{first.strftime('%b %Y')}–{last.strftime('%b %Y')}"
+
+
+# An episode opens with its day and who talked (memory.extraction.episodes): the pattern
+# spans many days, so that opening is dropped and the span says when instead.
+_EPISODE_OPENING = re.compile(r"^On [^,]{3,40}, [^.]{1,200}? talked\.\s*")
+_SUPPORT_WORDS = {"episodic": "in {n} episodes", "procedure": "repeated {n} times"}
+
+
+def statement(text: str, source_type: str) -> str:
+    return _EPISODE_OPENING.sub("", text).strip() if source_type == "episodic" else text.strip()
+
+
+def pattern_text(*, text: str, source_type: str, support: int, first: date, last: date) -> str:
+    """The extractive pattern: the best-supported statement, its support and time span
+    ("Caroline goes running most mornings — said 5 times, Mar–Jun 2023")."""
+    words = _SUPPORT_WORDS.get(source_type, "said {n} times").format(n=support)
+    suffix = f" — {words}, {span_label(first, last)}"
+    body = statement(text, source_type).rstrip(" .")
+    if len(body) + len(suffix) > MAX_PATTERN_CHARS:
+        body = body[:MAX_PATTERN_CHARS - len(suffix) - 1].rstrip() + "…"
+    return body + suffix
+
+
+def acceptable_llm_text(text: object) -> str | None:
+    """The LLM's pattern when it is usable as a draft: a non-empty string within the length
+    (the privacy filter is the service's, as for any draft)."""
+    if not isinstance(text, str):
+        return None
+    cleaned = " ".join(text.split())
+    return cleaned if 0 < len(cleaned) <= MAX_PATTERN_CHARS else None
