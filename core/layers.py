@@ -66,6 +66,9 @@ class Layer:
     # kind -> core.search.SearchKind: what this layer offers to recall, served from its own
     # tables by its `search` module; context.retrieval composes recall from these.
     search_kinds: Mapping[str, Any] = field(default_factory=dict)
+    # core.archive.tables.Table objects: this layer's rows in a workspace archive (export and
+    # import, issue 19 part 6). A table listed here travels with every field it has.
+    archive: Sequence[Any] = ()
 
 
 def layers() -> tuple[Layer, ...]:

@@ -3,7 +3,7 @@ the entities layer, so graduation signal 4 sees this batch's entity candidates),
 review kinds, what an erasure removes and a merge moves, and its counts."""
 
 from core.layers import Layer
-from memory import review, search, selectors, services
+from memory import archive, review, search, selectors, services
 
 LAYER = Layer(
     name="memories",
@@ -16,4 +16,5 @@ LAYER = Layer(
     pending={"memories to embed": selectors.memory_pending_count, "episode tails": selectors.episode_tails_count},
     counts={"Memory candidates": selectors.memory_candidate_count},
     search_kinds=search.SEARCH_KINDS,
+    archive=archive.TABLES,
 )

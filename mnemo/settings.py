@@ -394,3 +394,11 @@ MNEMO_REVIEW_LOW_PRECISION = env_float("MNEMO_REVIEW_LOW_PRECISION", 0.6)
 MNEMO_REVIEW_MIN_DECISIONS = int(env_float("MNEMO_REVIEW_MIN_DECISIONS", 5))
 # How long the queue page offers to undo a decision before it is sent (seconds).
 MNEMO_REVIEW_UNDO_SECONDS = env_float("MNEMO_REVIEW_UNDO_SECONDS", 5)
+
+# Workspace archives (core.archive, issue 19 part 6): where export and import jobs keep
+# their files, and the bounds an archive must keep to be read at all (zip bombs): its
+# uncompressed size, one JSON line (a row with its 384-float vector is ~8 KB), an upload.
+MNEMO_ARCHIVE_DIR = Path(os.environ.get("MNEMO_ARCHIVE_DIR", VAR_DIR / "archives"))
+MNEMO_ARCHIVE_MAX_BYTES = int(env_float("MNEMO_ARCHIVE_MAX_BYTES", 20 * 1024**3))
+MNEMO_ARCHIVE_MAX_LINE_BYTES = int(env_float("MNEMO_ARCHIVE_MAX_LINE_BYTES", 16 * 1024**2))
+MNEMO_ARCHIVE_MAX_UPLOAD_BYTES = int(env_float("MNEMO_ARCHIVE_MAX_UPLOAD_BYTES", 4 * 1024**3))
