@@ -52,9 +52,11 @@ def workspace_export(*, workspace: Workspace, path: Path, progress: Progress | N
                 "workspace": {"name": workspace.name, "slug": workspace.slug},
                 "embedding": embedding_signature(), "tables": {}}
     usernames = dict(get_user_model().objects.values_list("pk", "username"))
+    nested = connection.in_atomic_block  # (tests) a snapshot of the caller's transaction
     with transaction.atomic(), zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
-        with connection.cursor() as cursor:
-            cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        if not nested:
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
         for table in tables:
             manifest["tables"][table.name] = _write_table(zf, table, tables, workspace, usernames, progress)
         zf.writestr(MANIFEST, json.dumps(manifest, indent=2))
