@@ -4,7 +4,7 @@ import socket
 
 from celery import shared_task
 
-from core.archive.services import archive_job_run
+from core.archive.jobs import archive_job_run
 from core.maintenance import erased_tables_vacuum
 from core.services import worker_heartbeat_record
 

@@ -123,7 +123,7 @@ def workspace_import(*, path: Path, workspace: Workspace, progress: Progress | N
         report = Report(carried_vectors=archive.manifest.get("embedding") == embedding_signature())
         _check(archive, tables, plans, report, progress)
         with transaction.atomic():
-            _require_empty(workspace, tables)
+            _require_empty(workspace)
             _load(archive, tables, plans, workspace, report, progress)
     finally:
         archive.close()
@@ -157,14 +157,23 @@ def _check(archive: Archive, tables, plans, report: Report, progress) -> None:
                            "secret; nothing was imported", problems)
 
 
-def _require_empty(workspace: Workspace, tables) -> None:
-    # The audit log does not count: creating the workspace wrote its first row.
-    for table in tables:
-        if table in CORE_TABLES:
-            continue
-        if table.model.objects.filter(**{table.scope: workspace}).exists():
-            raise ArchiveError(f"workspace {workspace.slug!r} already holds {table.name}: import only into an "
-                               "empty workspace")
+def _holding(workspace: Workspace) -> str | None:
+    """The first archived table with rows in the workspace. The audit log does not count:
+    creating the workspace wrote its first row."""
+    for table in archive_tables():
+        if table not in CORE_TABLES and table.model.objects.filter(**{table.scope: workspace}).exists():
+            return table.name
+    return None
+
+
+def is_empty(workspace: Workspace) -> bool:
+    return _holding(workspace) is None
+
+
+def _require_empty(workspace: Workspace) -> None:
+    held = _holding(workspace)
+    if held is not None:
+        raise ArchiveError(f"workspace {workspace.slug!r} already holds {held}: import only into an empty workspace")
 
 
 @dataclass

@@ -223,3 +223,80 @@ def normalised(path) -> dict:
             rows.append(line)
         out[t.name] = rows
     return out
+
+
+# --- the API ----------------------------------------------------------------------------------
+
+@pytest.fixture
+def eager(settings):
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    from mnemo.celery import app
+
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = False
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_api_exports_in_the_background_and_the_link_works_once(workspace, admin_api, outsider_api, anon_api,
+                                                                    api, eager):
+    seed(workspace)
+    assert api.post("/export").status_code == 403
+    started = admin_api.post("/export")
+    assert started.status_code == 202
+    job = started.json()
+    state = admin_api.get(f"/export/{job['id']}").json()
+    assert state["status"] == "ok" and state["report"]["tables"]["interactions"] == len(LINES)
+    assert outsider_api.get(f"/export/{job['id']}").status_code == 404
+    assert outsider_api.get(f"/export/{job['id']}/download").status_code == 404
+    assert anon_api.get(f"/export/{job['id']}/download").status_code == 401
+    assert anon_api.get(f"/export/{job['id']}/download", token="guess").status_code == 404
+    with_key = admin_api.get(f"/export/{job['id']}/download")
+    assert with_key.status_code == 200 and b"".join(with_key.streaming_content)[:2] == b"PK"
+    link = job["download_url"].removeprefix("/api/v1")
+    path, _, token = link.partition("?token=")
+    once = anon_api.get(path, token=token)
+    assert once.status_code == 200 and b"".join(once.streaming_content)[:2] == b"PK"
+    assert anon_api.get(path, token=token).status_code == 404
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_api_imports_an_upload_in_the_background(workspace, other_workspace, make_key, tmp_path, eager,
+                                                     outsider_api):
+    seed(workspace)
+    path = tmp_path / "a.zip"
+    workspace_export(workspace=workspace, path=path)
+    _, key = make_key(other_workspace, scopes="admin", name="importer")
+    from django.test import Client
+
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {key}")
+    with open(path, "rb") as upload:
+        answer = client.post("/api/v1/import", {"archive": upload})
+    assert answer.status_code == 202, answer.content
+    job = answer.json()
+    state = client.get(f"/api/v1/import/{job['id']}").json()
+    assert state["status"] == "ok", state
+    assert Interaction.objects.filter(workspace=other_workspace).count() == len(LINES)
+    with open(path, "rb") as upload:
+        again = client.post("/api/v1/import", {"archive": upload})
+    assert again.status_code == 409 and again.json()["error"]["code"] == "workspace_not_empty"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_api_refuses_a_bad_upload_with_4xx(workspace, make_key, tmp_path, eager):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.test import Client
+
+    _, key = make_key(workspace, scopes="admin", name="importer")
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {key}")
+    answer = client.post("/api/v1/import", {"archive": SimpleUploadedFile("x.zip", b"hello, not a zip" * 4)})
+    assert answer.status_code == 422 and answer.json()["error"]["code"] == "not_an_archive"
+    bomb = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("interactions.jsonl", b"\n" * (50 * 1024 * 1024))
+        zf.writestr("manifest.json", json.dumps(manifest()))
+    with open(bomb, "rb") as upload:
+        answer = client.post("/api/v1/import", {"archive": upload})
+    assert answer.status_code == 202
+    state = client.get(f"/api/v1/import/{answer.json()['id']}").json()
+    assert state["status"] == "failed" and "zip bomb" in state["report"]["error"]

@@ -3,7 +3,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from core.archive.progress import StderrProgress
-from core.archive.services import export_run
+from core.archive.jobs import export_run
 from core.models import Workspace
 
 

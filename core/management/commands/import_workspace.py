@@ -4,7 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from core.archive.progress import StderrProgress
 from core.archive.reading import ArchiveError
-from core.archive.services import import_run
+from core.archive.jobs import import_run
 from core.models import Workspace
 from core.services import workspace_create
 
