@@ -59,8 +59,17 @@ def get_export(request: HttpRequest, job_id: UUID):
     return _job(request, job_id, ArchiveJob.Kind.EXPORT)
 
 
+# The key is optional here (the link's token stands for it), so ninja documents none of
+# the key's answers: they are listed by hand.
+_DOWNLOAD_ANSWERS = {str(status): {"description": text} for status, text in (
+    (200, "The archive (application/zip)."), (401, "Neither a valid admin key nor a token."),
+    (403, "The key lacks the admin scope."), (404, "Not found, in another workspace, or the link was used."),
+    (409, "The export has not finished."))}
+
+
 @router.get("/export/{job_id}/download", auth=None, summary="Download a finished export",
-            description="With the workspace's admin key, or once with the `token` of the link POST /export gave.")
+            description="With the workspace's admin key, or once with the `token` of the link POST /export gave.",
+            openapi_extra={"responses": _DOWNLOAD_ANSWERS})
 def get_export_download(request: HttpRequest, job_id: UUID, token: str | None = None):
     if token is None:
         if require("admin")(request) is None:
