@@ -300,3 +300,21 @@ def test_the_api_refuses_a_bad_upload_with_4xx(workspace, make_key, tmp_path, ea
     assert answer.status_code == 202
     state = client.get(f"/api/v1/import/{answer.json()['id']}").json()
     assert state["status"] == "failed" and "zip bomb" in state["report"]["error"]
+
+
+def test_vectors_of_another_model_are_left_for_the_embedding_tasks(workspace, tmp_path, monkeypatch):
+    from conversations.services import interactions_index_missing
+    from core.archive import loading
+
+    seed(workspace)
+    path = tmp_path / "a.zip"
+    workspace_export(workspace=workspace, path=path)
+    monkeypatch.setattr(loading, "embedding_signature", lambda: {"model": "another-model", "dimensions": 384})
+    copy = workspace_create(name="Copy", slug="copy")
+    report = workspace_import(path=path, workspace=copy)
+    assert not report.carried_vectors and report.skipped == {"interaction_embeddings": len(LINES)}
+    assert not Memory.objects.filter(workspace=copy, embedding__isnull=False).exists()
+    # processed in the source: not derived again, only embedded again
+    assert not InteractionBacklog.objects.filter(workspace=copy).exists()
+    assert interactions_index_missing(workspace_id=copy.pk) == len(LINES)
+    assert InteractionIndex.objects.filter(workspace=copy).count() == len(LINES)
