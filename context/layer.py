@@ -1,11 +1,12 @@
 """The concepts layer (core.layers): links between concepts said together, strengthened
 by each new message; an erasure drops the links and the packs that quoted the person."""
 
-from context import services
+from context import archive, services
 from core.layers import Layer
 
 LAYER = Layer(
     name="concepts",
     write=services.interactions_link_concepts,
     erase=services.context_erase,
+    archive=archive.TABLES,
 )

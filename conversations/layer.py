@@ -2,7 +2,7 @@
 (what marks it processed), is erased last, and moves interactions and conversations with
 their entity on a merge."""
 
-from conversations import erasure, search, selectors, services
+from conversations import archive, erasure, search, selectors, services
 from core.layers import Layer
 
 LAYER = Layer(
@@ -19,4 +19,5 @@ LAYER = Layer(
     },
     counts={"Interactions": selectors.interaction_count, "Conversations": selectors.conversation_count},
     search_kinds=search.SEARCH_KINDS,
+    archive=archive.TABLES,
 )

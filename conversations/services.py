@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from conversations import selectors
@@ -642,3 +642,16 @@ def identity_links_suggest(*, workspace: Workspace) -> int:
     this app's, so this app hands it over."""
     return link_suggestions_scan(workspace=workspace,
                                  conversation_keys=selectors.entity_conversation_keys(workspace=workspace))
+
+
+def interactions_index_missing(*, workspace_id: int, batch_size: int = PROCESS_CHUNK) -> int:
+    """Embed interactions that have neither an index row nor a backlog row: an imported log
+    whose vectors came from another embedding model (core.archive). Only the embedding: what
+    derives from them came with the archive. Returns how many it embedded."""
+    waiting = InteractionBacklog.objects.filter(interaction_id=OuterRef("pk"))
+    interactions = list(Interaction.objects.filter(workspace_id=workspace_id, index__isnull=True)
+                        .exclude(Exists(waiting)).order_by("id")[:batch_size])
+    if not interactions:
+        return 0
+    interactions_index_write(interactions, interactions_embed(interactions))
+    return len(interactions)

@@ -57,3 +57,12 @@ def drain_backlog() -> int:
 def suggest_identity_links() -> int:
     """Beat: propose identity links in every workspace, for people to accept or reject."""
     return sum(services.identity_links_suggest(workspace=workspace) for workspace in Workspace.objects.all())
+
+
+@shared_task(name="conversations.index_missing", acks_late=True)
+def index_missing(workspace_id: int) -> int:
+    """After an import whose vectors came from another embedding model: embed its log."""
+    done = 0
+    while (batch := services.interactions_index_missing(workspace_id=workspace_id)) > 0:
+        done += batch
+    return done

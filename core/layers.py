@@ -70,6 +70,9 @@ class Layer:
     # work a finished conversation makes due (memory consolidation). Idempotent: a
     # conversation may be announced more than once.
     conversation_closed: Callable[[Any], None] | None = None
+    # core.archive.tables.Table objects: this layer's rows in a workspace archive (export and
+    # import, issue 19 part 6). A table listed here travels with every field it has.
+    archive: Sequence[Any] = ()
 
 
 def layers() -> tuple[Layer, ...]:

@@ -57,6 +57,11 @@ class ApiInputGuard:
             key, problem = found
             return error_response(422, "invalid_query", f"The query parameter {key!r} {problem}.",
                                   {"loc": ["query", key]})
+        if request.content_type == "multipart/form-data":
+            # An upload (a workspace archive) is binary: its form fields are checked, its
+            # files are streamed to disk by Django's upload handlers, not read in here.
+            found = _field_problem(request.POST)
+            return error_response(422, "invalid_form", f"The form field {found[0]!r} {found[1]}.") if found else None
         try:
             body = request.body
         except RequestDataTooBig as exc:

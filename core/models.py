@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import uuid
+
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
@@ -183,3 +185,39 @@ class JobRun(models.Model):
     @property
     def seconds(self) -> float | None:
         return (self.finished_at - self.started_at).total_seconds() if self.finished_at else None
+
+
+class ArchiveJob(models.Model):
+    """An export or import of a workspace archive run in the background for the API (issue
+    19 part 6; the run itself is a JobRun too). An export's file is downloaded with the
+    workspace's admin key, or once with the link's token (only its hash is kept)."""
+
+    class Kind(models.TextChoices):
+        EXPORT = "export"
+        IMPORT = "import"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        OK = "ok"
+        FAILED = "failed"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED)
+    path = models.CharField(max_length=500, help_text="The archive file on this server")
+    size = models.BigIntegerField(null=True, blank=True)
+    token_hash = models.CharField(max_length=64, blank=True, help_text="SHA-256 of the one-time download token")
+    downloaded_at = models.DateTimeField(null=True, blank=True)
+    report = models.JSONField(default=dict, blank=True, help_text="Counts, or what was wrong with the archive")
+    created_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(kind__in=["export", "import"]), name="archivejob_kind_valid"),
+            models.CheckConstraint(condition=models.Q(status__in=["queued", "running", "ok", "failed"]),
+                                   name="archivejob_status_valid"),
+        ]

@@ -4,6 +4,7 @@ import socket
 
 from celery import shared_task
 
+from core.archive.jobs import archive_job_run
 from core.maintenance import erased_tables_vacuum
 from core.services import worker_heartbeat_record
 
@@ -21,3 +22,15 @@ def vacuum_erased_tables(workspace_id: int, erasure_id: str, tables: list[str]) 
     and the worker's connection is in autocommit, as VACUUM needs. Vacuuming twice is
     harmless, so a redelivered task does no damage."""
     return erased_tables_vacuum(workspace_id=workspace_id, erasure_id=erasure_id, tables=tables)
+
+
+@shared_task(name="core.archive_export", acks_late=True)
+def archive_export(job_id: str) -> None:
+    """An export the API started (core.archive.services): the archive's file, in the background."""
+    archive_job_run(job_id=job_id)
+
+
+@shared_task(name="core.archive_import", acks_late=True)
+def archive_import(job_id: str) -> None:
+    """An import the API started: the uploaded archive into its workspace, in the background."""
+    archive_job_run(job_id=job_id)

@@ -4,7 +4,7 @@ entity's own rows are erased and moved by entities.services itself (it is the en
 point of erasure and merging), so this layer has no eraser or mover."""
 
 from core.layers import Layer
-from entities import review, search, selectors
+from entities import archive, review, search, selectors
 from entities.services.embedding import interactions_embed_entities
 from entities.services.extracting import interactions_extract
 
@@ -16,4 +16,5 @@ LAYER = Layer(
     pending={"entities to embed": selectors.embedding_pending_count},
     counts={"Entities": selectors.entity_count, "Link suggestions": selectors.link_suggestion_pending_count},
     search_kinds=search.SEARCH_KINDS,
+    archive=archive.TABLES,
 )

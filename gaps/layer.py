@@ -4,7 +4,7 @@ the deriving layers so its findings never hold up the others), its review kind, 
 erasure removes and a merge moves, and its counts."""
 
 from core.layers import Layer
-from gaps import review, selectors, services
+from gaps import archive, review, selectors, services
 
 LAYER = Layer(
     name="gaps",
@@ -16,4 +16,5 @@ LAYER = Layer(
     review_kinds=review.KINDS,
     pending={"gaps to embed": selectors.unembedded_count},
     counts={"Open capability gaps": selectors.open_gap_count, "TODOs from gaps": selectors.todo_count},
+    archive=archive.TABLES,
 )

@@ -3,7 +3,7 @@ the entities layer, so graduation signal 4 sees this batch's entity candidates),
 review kinds, what an erasure removes and a merge moves, and its counts."""
 
 from core.layers import Layer
-from memory import review, search, selectors, services, tasks
+from memory import archive, review, search, selectors, services, tasks
 
 LAYER = Layer(
     name="memories",
@@ -17,4 +17,5 @@ LAYER = Layer(
     counts={"Memory candidates": selectors.memory_candidate_count},
     search_kinds=search.SEARCH_KINDS,
     conversation_closed=tasks.consolidate_closed,
+    archive=archive.TABLES,
 )

@@ -419,3 +419,11 @@ MNEMO_CONCEPT_LINK_HALF_LIFE_DAYS = env_float("MNEMO_CONCEPT_LINK_HALF_LIFE_DAYS
 # the next run: strength is stored with the time it refers to).
 MNEMO_DECAY_BATCH = int(os.environ.get("MNEMO_DECAY_BATCH", "2000"))
 MNEMO_DECAY_MAX_ROWS = int(os.environ.get("MNEMO_DECAY_MAX_ROWS", "1000000"))
+
+# Workspace archives (core.archive, issue 19 part 6): where export and import jobs keep
+# their files, and the bounds an archive must keep to be read at all (zip bombs): its
+# uncompressed size, one JSON line (a row with its 384-float vector is ~8 KB), an upload.
+MNEMO_ARCHIVE_DIR = Path(os.environ.get("MNEMO_ARCHIVE_DIR", VAR_DIR / "archives"))
+MNEMO_ARCHIVE_MAX_BYTES = int(env_float("MNEMO_ARCHIVE_MAX_BYTES", 20 * 1024**3))
+MNEMO_ARCHIVE_MAX_LINE_BYTES = int(env_float("MNEMO_ARCHIVE_MAX_LINE_BYTES", 16 * 1024**2))
+MNEMO_ARCHIVE_MAX_UPLOAD_BYTES = int(env_float("MNEMO_ARCHIVE_MAX_UPLOAD_BYTES", 4 * 1024**3))

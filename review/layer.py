@@ -3,7 +3,7 @@ every later layer's candidates. Listed right after the log, so an erasure runs i
 after theirs (an item whose target they removed goes too) and before the log's."""
 
 from core.layers import Layer
-from review import selectors, services
+from review import archive, selectors, services
 
 LAYER = Layer(
     name="review",
@@ -11,4 +11,5 @@ LAYER = Layer(
     move=services.review_items_move,
     restore=services.review_items_restore,
     counts={"Pending review": selectors.pending_count},
+    archive=archive.TABLES,
 )
