@@ -60,6 +60,12 @@ app.conf.beat_schedule = {
     # ones whose task was lost, once they are a minute late: a receiver hears of an event
     # within about two minutes even then, and the sweep is one indexed query.
     "webhooks-requeue-lost": {"task": "webhooks.requeue_lost", "schedule": 60.0},
+    # A near duplicate waits for a person anyway: every 15 minutes, 2,000 memories a run
+    # (seconds of index lookups), a workspace of 100k memories is covered about twice a day.
+    "memory-dedup-scan": {"task": "memory.dedup_scan", "schedule": 15 * 60.0},
+    # Failed decisions and episodes are reported at human pace, like gaps-scan-failures:
+    # a censor to review within five minutes is soon enough, and the audit-log read stays rare.
+    "memory-learn-from-failures": {"task": "memory.learn_from_failures", "schedule": 300.0},
 }
 
 app.autodiscover_tasks()

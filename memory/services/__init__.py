@@ -1,6 +1,7 @@
 """Writes for memories: each use case is atomic and audited (HOUSE_STYLE.md). Split by
 topic; import from here."""
 
+from memory.services.dedup import duplicate_merge, duplicate_reject, memories_dedup_scan
 from memory.services.extracting import (
     episodes_cut,
     episodes_flush,
@@ -28,6 +29,13 @@ from memory.services.memories import (
     trust_policy_for,
     trust_policy_set,
 )
+from memory.services.learning import (
+    censor_from_procedure,
+    censor_learn,
+    censors_learn_from_decisions,
+    episode_learn,
+    episodes_learn,
+)
 from memory.services.privacy import memories_erase, memories_move, memories_restore
 from memory.services.procedures import (
     censor_create,
@@ -48,6 +56,14 @@ from memory.services.working import (
 )
 
 __all__ = [
+    "censor_from_procedure",
+    "censor_learn",
+    "censors_learn_from_decisions",
+    "duplicate_merge",
+    "duplicate_reject",
+    "episode_learn",
+    "episodes_learn",
+    "memories_dedup_scan",
     "memories_decide",
     "memory_keep_both",
     "memory_merge",

@@ -64,10 +64,11 @@ def procedure_create(*, workspace_id: int, name: str, steps: list[str], actor: A
     return memory_store(workspace_id=workspace_id, draft=draft, actor=actor, embedding=embedding, extra=details)
 
 
-def procedures_match(*, workspace_id: int, task: str, limit: int = 5) -> list[dict]:
+def procedures_match(*, workspace_id: int, task: str, limit: int = 5, vector=None) -> list[dict]:
     """Active procedures for a task, best first, each with its bands (core first). Only
-    the task is embedded (a query, DESIGN.md)."""
-    vector = get_embedder().embed([task])[0]
+    the task is embedded (a query, DESIGN.md), unless its `vector` is given (an episode's)."""
+    if vector is None:
+        vector = get_embedder().embed([task])[0]
     task_words = _words(task)
     rows = (Procedure.objects.filter(memory__workspace_id=workspace_id, memory__status=MemoryStatus.ACTIVE,
                                      memory__embedding__isnull=False)
