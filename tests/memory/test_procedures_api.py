@@ -118,7 +118,7 @@ def test_a_censor_created_as_block_stays_block(api):
 
 
 def test_censor_bad_input(api, outsider_api):
-    assert_error(api.post("/censors", {"trigger": "x", "action": "absolute"}), 422)
+    assert_error(api.post("/censors", {"trigger": "x", "action": "veto"}), 422)
     assert_error(api.post("/censors", {"trigger": ""}), 422)
     assert_error(api.post("/censors/check", {"action": ""}), 422)
     censor = create(api, {"trigger": "force push"}, path="/censors")
