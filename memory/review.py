@@ -117,15 +117,20 @@ def _conflict_details(memory: Memory) -> dict:
             "old_evidence": list(memory_evidence(memory=old)) if old else []}
 
 
+def _by_workspace(targets, workspace_of=lambda target: target.workspace_id) -> list[tuple[int, list]]:
+    """Pending targets grouped as review_backfill wants them: [(workspace id, targets)]."""
+    grouped: dict[int, list] = {}
+    for target in targets:
+        grouped.setdefault(workspace_of(target), []).append(target)
+    return list(grouped.items())
+
+
 def _pending(kind_conflict: bool):
     def pending(workspace_id: int | None) -> list[tuple[int, list]]:
         rows = Memory.objects.filter(status=MemoryStatus.CANDIDATE, conflicts_with__isnull=not kind_conflict)
         if workspace_id is not None:
             rows = rows.filter(workspace_id=workspace_id)
-        grouped: dict[int, list] = {}
-        for memory in rows.order_by("id"):
-            grouped.setdefault(memory.workspace_id, []).append(memory)
-        return list(grouped.items())
+        return _by_workspace(rows.order_by("id"))
 
     return pending
 
@@ -168,10 +173,7 @@ def _pending_graduations(workspace_id: int | None) -> list[tuple[int, list]]:
     rows = Graduation.objects.select_related("memory").filter(status=GraduationStatus.PENDING)
     if workspace_id is not None:
         rows = rows.filter(workspace_id=workspace_id)
-    grouped: dict[int, list] = {}
-    for graduation in rows.order_by("id"):
-        grouped.setdefault(graduation.workspace_id, []).append(graduation)
-    return list(grouped.items())
+    return _by_workspace(rows.order_by("id"))
 
 
 # --- procedures that stopped working ------------------------------------------------------------
@@ -209,11 +211,7 @@ def _pending_flagged(workspace_id: int | None) -> list[tuple[int, list]]:
         rows = rows.filter(memory__workspace_id=workspace_id)
     # A flag someone already decided to keep is not proposed again.
     decided = review_selectors.decided_target_ids(kind="low_effectiveness")
-    grouped: dict[int, list] = {}
-    for procedure in rows.order_by("pk"):
-        if procedure.pk not in decided:
-            grouped.setdefault(procedure.memory.workspace_id, []).append(procedure)
-    return list(grouped.items())
+    return _by_workspace([p for p in rows.order_by("pk") if p.pk not in decided], lambda p: p.memory.workspace_id)
 
 
 # --- near duplicates the scan found -----------------------------------------------------------
@@ -263,10 +261,7 @@ def _pending_pairs(workspace_id: int | None) -> list[tuple[int, list]]:
         status=DuplicateStatus.PENDING, keep__status=MemoryStatus.ACTIVE, drop__status=MemoryStatus.ACTIVE)
     if workspace_id is not None:
         rows = rows.filter(workspace_id=workspace_id)
-    grouped: dict[int, list] = {}
-    for pair in rows.order_by("pk"):
-        grouped.setdefault(pair.workspace_id, []).append(pair)
-    return list(grouped.items())
+    return _by_workspace(rows.order_by("pk"))
 
 
 def _alive(model):
