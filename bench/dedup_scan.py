@@ -31,6 +31,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mnemo.settings")
+if not os.environ.get("DATABASE_URL"):
+    from mnemo.launcher import embedded_database_for_command
+
+    embedded_database_for_command()  # as manage.py does: var/pg's, started for this run if need be
 
 import django  # noqa: E402
 
