@@ -113,8 +113,7 @@ def censors_learn_from_decisions(*, limit: int = 200) -> dict:
         return counts
     for event in core_selectors.audit_events_after(after_id=cursor.position, verbs=["decision.outcome"], limit=limit):
         try:
-            with transaction.atomic():
-                counts["censors"] += _from_decision(event) is not None
+            counts["censors"] += _from_decision(event) is not None  # memory_store's own transaction
         except (ApiError, ValidationError) as exc:  # the privacy filter refused its text
             counts["refused"] += 1
             logger.info("no censor learned from audit event %s: %s", event.pk, type(exc).__name__)
