@@ -1,5 +1,6 @@
 """Decision memory over the API (seed 003): record a decision and see how similar ones
-went, add deliberation, review the outcome once, and read the calibration report."""
+went, add deliberation, record the choice made, review the outcome once, and read the
+calibration report."""
 
 from datetime import datetime
 from typing import Literal
@@ -40,6 +41,12 @@ class DecisionOutcomeIn(Schema):
     model_config = ConfigDict(extra="forbid")
     outcome: Literal["success", "partial", "failure"]
     result: SafeStr = Field("", max_length=10000, description="What happened")
+
+
+class DecisionPatch(Schema):
+    model_config = ConfigDict(extra="forbid")
+    chosen: SafeStr = Field(min_length=1, max_length=5000, description="The option chosen after deliberation")
+    confidence: float | None = Field(None, ge=0, le=1, description="The confidence in it, when that changed")
 
 
 class DecisionFilter(Schema):
@@ -142,6 +149,14 @@ def get_calibration(request: HttpRequest, filters: Query[CalibrationFilter]):
             summary="One decision with its deliberation")
 def get_decision(request: HttpRequest, decision_id: Id):
     return _decision(request, decision_id)
+
+
+@router.patch("/decisions/{decision_id}", response=DecisionOut, auth=require("write"),
+              summary="Record the choice made after deliberation (409 once the outcome is reviewed)")
+def choose(request: HttpRequest, decision_id: Id, payload: DecisionPatch):
+    """When the decision lists options, the choice is one of them (422 otherwise)."""
+    return decisions.decision_choose(decision=_decision(request, decision_id), actor=_actor(request),
+                                     **payload.model_dump())
 
 
 @router.post("/decisions/{decision_id}/thoughts", response={201: ThoughtOut}, auth=require("write"),

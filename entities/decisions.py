@@ -72,6 +72,37 @@ def decision_add_thought(*, decision: DecisionRecord, text: str, actor: Actor = 
 
 
 @transaction.atomic
+def decision_choose(*, decision: DecisionRecord, chosen: str, confidence: float | None = None,
+                    actor: Actor = SYSTEM) -> DecisionRecord:
+    """Record the choice made after deliberation (seed 003's update_decision), and the
+    confidence in it when that changed. Until the outcome is reviewed only: after it, the
+    choice and confidence are what calibration compares the outcome with (409)."""
+    refuse_secrets(chosen=chosen)
+    chosen = chosen.strip()
+    if not chosen:
+        raise ValidationError({"chosen": "Say which option was chosen."})
+    if confidence is not None and not 0 <= confidence <= 1:
+        raise ValidationError({"confidence": "Confidence lies between 0 and 1."})
+    decision = DecisionRecord.objects.select_for_update(no_key=True).get(pk=decision.pk)
+    if decision.outcome:
+        raise Conflict("This decision's outcome is already reviewed; its choice can no longer change.",
+                       details={"outcome": decision.outcome, "outcome_at": decision.outcome_at.isoformat()})
+    if decision.options and chosen not in decision.options:
+        raise ValidationError({"chosen": "The choice must be one of the decision's options."})
+    changed = [name for name, new, old in (("chosen", chosen, decision.chosen),
+                                           ("confidence", confidence, decision.stated_confidence))
+               if new is not None and new != old]
+    decision.chosen = chosen
+    if confidence is not None:
+        decision.stated_confidence = confidence
+    decision.save(update_fields=["chosen", "stated_confidence"])
+    # The audit holds no text from the decision: erasure must be able to forget it.
+    audit_record(workspace=decision.workspace, actor=actor, verb="decision.choose", target=decision,
+                 data={"changed": changed, "confidence": decision.stated_confidence})
+    return decision
+
+
+@transaction.atomic
 def decision_record_outcome(*, decision: DecisionRecord, outcome: str, result: str = "",
                             actor: Actor = SYSTEM) -> DecisionRecord:
     """Review how a decision turned out, once: a second review would rewrite the history

@@ -73,7 +73,7 @@ def memory_out(memory: Memory) -> dict:
         "last_confirmed_at": memory.last_confirmed_at, "access_count": memory.access_count,
         "last_accessed_at": memory.last_accessed_at, "strength": memory.strength,
         "archived_reason": memory.archived_reason, "embedded": memory.embedding is not None,
-        "updated_at": memory.updated_at,
+        "updated_at": memory.updated_at, "learned_from": memory.metadata.get("learned_from"),
     }
 
 
@@ -132,8 +132,11 @@ def remember(request: HttpRequest, payload: MemoryIn):
         type=payload.type, text=payload.text, certainty=payload.certainty, confidence=payload.confidence,
         importance=payload.importance, subject_id=_entity_id(request, payload.entity), attribute=payload.attribute,
         value=payload.value, polarity=payload.polarity, source="api", occurred_at=payload.occurred_at,
-        evidence=_evidence(request, payload),
+        evidence=_evidence(request, payload), metadata={"outcome": payload.outcome} if payload.outcome else {},
     )
+    if payload.outcome and payload.type != "episodic":
+        raise ApiError("`outcome` goes with episodic memories only.", status=422, code="validation_error",
+                       details={"field": "outcome"})
     actor = _actor(request)
     if payload.type == "procedure":
         if payload.procedure is None:
@@ -301,12 +304,10 @@ def create_censor(request: HttpRequest, payload: CensorIn):
              summary="Check an intended action against the censors")
 def check_censors(request: HttpRequest, payload: ActionIn):
     """Each match counts as an activation (hence `write`); a warning censor past its
-    threshold escalates to block."""
+    threshold escalates to block. `overridable` is false when an `absolute` censor matched:
+    that block admits no override."""
     matches = services.censors_check(workspace_id=request.workspace.pk, action=payload.action, actor=_actor(request))
-    verdict = "allow"
-    if matches:
-        verdict = "block" if any(m["censor"].action == "block" for m in matches) else "warn"
-    return {"verdict": verdict, "matches": [{
+    return {**services.censors_verdict(matches), "matches": [{
         "id": m["censor"].pk, "trigger": m["censor"].trigger, "reason": m["censor"].reason,
         "action": m["censor"].action, "score": m["score"], "lexical": m["lexical"], "similarity": m["similarity"],
         "activation_count": m["censor"].activation_count, "escalated": m["censor"].escalated_at is not None,

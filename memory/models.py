@@ -206,7 +206,8 @@ class Procedure(models.Model):
 
 class CensorAction(models.TextChoices):
     WARN = "warn"
-    BLOCK = "block"
+    BLOCK = "block"  # refuses; a person may still override it (false positives de-escalate)
+    ABSOLUTE = "absolute"  # seed 003: refuses without override, never de-escalated
 
 
 class Censor(models.Model):
@@ -228,6 +229,47 @@ class Censor(models.Model):
             models.CheckConstraint(condition=models.Q(action__in=CensorAction.values), name="censor_action_valid"),
             models.CheckConstraint(condition=models.Q(escalation_threshold__gte=1), name="censor_threshold_positive"),
         ]
+
+
+class DuplicateStatus(models.TextChoices):
+    PENDING = "pending"
+    MERGED = "merged"
+    NOT_DUPLICATES = "not_duplicates"
+    GONE = "gone"  # one side stopped being active before anyone decided
+
+
+class DuplicatePair(models.Model):
+    """Two active memories the dedup scan found saying nearly the same (issue 19 part 3),
+    proposed for a merge. One row per pair, whatever became of it: a pair people called
+    "not duplicates" is never proposed again, and a pending one is not proposed twice."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    # The older memory (kept by a merge) and the newer one (archived into it): low < high.
+    keep = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+")
+    drop = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+")
+    similarity = models.FloatField()
+    status = models.CharField(max_length=16, choices=DuplicateStatus.choices, default=DuplicateStatus.PENDING)
+    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    decided_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["keep", "drop"], name="duplicate_pair_once"),
+            models.CheckConstraint(condition=models.Q(keep__lt=F("drop")), name="duplicate_pair_ordered"),
+            models.CheckConstraint(condition=models.Q(status__in=DuplicateStatus.values), name="duplicate_status_valid"),
+        ]
+        indexes = [models.Index(fields=["drop"], name="duplicate_pair_drop")]
+
+
+class ScanCursor(models.Model):
+    """How far a periodic scan has read (the dedup scan: memory ids; learning from
+    failures: audit event ids), so each run covers the next slice."""
+
+    name = models.CharField(max_length=64, primary_key=True)
+    position = models.BigIntegerField(default=0)
+    updated_at = models.DateTimeField(default=timezone.now)
 
 
 class GraduationStatus(models.TextChoices):

@@ -1,5 +1,6 @@
 """The review kinds the memory app owns (review.registry): candidate memories, supersede
-proposals (contradictions), graduation proposals and procedures that stopped working.
+proposals (contradictions), graduation proposals, procedures that stopped working and
+near-duplicate pairs the dedup scan found.
 Each handler changes memory rows through memory.services only."""
 
 from __future__ import annotations
@@ -9,9 +10,18 @@ from pgvector.django import CosineDistance
 
 from core.services import Actor
 from memory import services
-from memory.models import OPEN_STATUSES, Graduation, GraduationStatus, Memory, MemoryStatus, Procedure
+from memory.models import (
+    OPEN_STATUSES,
+    DuplicatePair,
+    DuplicateStatus,
+    Graduation,
+    GraduationStatus,
+    Memory,
+    MemoryStatus,
+    Procedure,
+)
 from review import selectors as review_selectors
-from review.registry import Description, Kind, waiting
+from review.registry import Description, Gone, Kind, waiting
 
 # Similar enough to offer a merge (all-MiniLM-L6-v2, cosine): paraphrases score 0.7–0.97,
 # two unrelated facts about one person 0.35–0.45; 0.5 let those through at the top.
@@ -41,6 +51,8 @@ def _describe(memory: Memory) -> Description:
     if memory.conflicts_with_id:
         old = memory.conflicts_with
         proposal.update({"old_id": old.pk, "old_text": old.text, "attribute": memory.attribute})
+    if "learned_from" in memory.metadata:
+        proposal["learned_from"] = memory.metadata["learned_from"]
     return Description(
         text=memory.text, item_type=memory.type, source_interaction_id=evidence.interaction_id if evidence else None,
         span=span, entity_id=memory.subject_id, rule=memory.rule or (f"model:{memory.model}" if memory.model else memory.source),
@@ -105,15 +117,20 @@ def _conflict_details(memory: Memory) -> dict:
             "old_evidence": list(memory_evidence(memory=old)) if old else []}
 
 
+def _by_workspace(targets, workspace_of=lambda target: target.workspace_id) -> list[tuple[int, list]]:
+    """Pending targets grouped as review_backfill wants them: [(workspace id, targets)]."""
+    grouped: dict[int, list] = {}
+    for target in targets:
+        grouped.setdefault(workspace_of(target), []).append(target)
+    return list(grouped.items())
+
+
 def _pending(kind_conflict: bool):
     def pending(workspace_id: int | None) -> list[tuple[int, list]]:
         rows = Memory.objects.filter(status=MemoryStatus.CANDIDATE, conflicts_with__isnull=not kind_conflict)
         if workspace_id is not None:
             rows = rows.filter(workspace_id=workspace_id)
-        grouped: dict[int, list] = {}
-        for memory in rows.order_by("id"):
-            grouped.setdefault(memory.workspace_id, []).append(memory)
-        return list(grouped.items())
+        return _by_workspace(rows.order_by("id"))
 
     return pending
 
@@ -156,10 +173,7 @@ def _pending_graduations(workspace_id: int | None) -> list[tuple[int, list]]:
     rows = Graduation.objects.select_related("memory").filter(status=GraduationStatus.PENDING)
     if workspace_id is not None:
         rows = rows.filter(workspace_id=workspace_id)
-    grouped: dict[int, list] = {}
-    for graduation in rows.order_by("id"):
-        grouped.setdefault(graduation.workspace_id, []).append(graduation)
-    return list(grouped.items())
+    return _by_workspace(rows.order_by("id"))
 
 
 # --- procedures that stopped working ------------------------------------------------------------
@@ -183,7 +197,8 @@ def _describe_flagged(procedure: Procedure) -> Description:
 
 def _retire(procedure: Procedure, actor: Actor, note: str, changes: dict) -> dict:
     services.memory_invalidate(memory=procedure.memory, actor=actor, reason=note or "retired: low effectiveness")
-    return {"memory": procedure.pk, "retired": True}
+    learned = services.censor_from_procedure(procedure=procedure)
+    return {"memory": procedure.pk, "retired": True, "censor": learned.memory.pk if learned else None}
 
 
 def _keep(procedure: Procedure, actor: Actor, note: str) -> dict:
@@ -196,11 +211,57 @@ def _pending_flagged(workspace_id: int | None) -> list[tuple[int, list]]:
         rows = rows.filter(memory__workspace_id=workspace_id)
     # A flag someone already decided to keep is not proposed again.
     decided = review_selectors.decided_target_ids(kind="low_effectiveness")
-    grouped: dict[int, list] = {}
-    for procedure in rows.order_by("pk"):
-        if procedure.pk not in decided:
-            grouped.setdefault(procedure.memory.workspace_id, []).append(procedure)
-    return list(grouped.items())
+    return _by_workspace([p for p in rows.order_by("pk") if p.pk not in decided], lambda p: p.memory.workspace_id)
+
+
+# --- near duplicates the scan found -----------------------------------------------------------
+
+def _pair(workspace_id: int, target_id: int) -> DuplicatePair:
+    pair = waiting(DuplicatePair.objects.select_related("keep", "drop").filter(workspace_id=workspace_id), target_id,
+                   "duplicate proposal", pending=DuplicateStatus.PENDING)
+    for memory in (pair.keep, pair.drop):
+        if memory.status != MemoryStatus.ACTIVE:
+            raise Gone(f"memory {memory.pk} is {memory.status} now")
+    return pair
+
+
+def _describe_pair(pair: DuplicatePair) -> Description:
+    keep, drop = pair.keep, pair.drop
+    return Description(
+        text=f"Duplicates? #{keep.pk} “{keep.text}” and #{drop.pk} “{drop.text}”", item_type=keep.type,
+        entity_id=keep.subject_id or drop.subject_id, rule="dedup.scan", confidence=pair.similarity,
+        proposal={"keep_id": keep.pk, "keep_text": keep.text, "drop_id": drop.pk, "drop_text": drop.text,
+                  "similarity": pair.similarity},
+    )
+
+
+def _merge_pair(pair: DuplicatePair, actor: Actor, note: str, changes: dict) -> dict:
+    kept = services.duplicate_merge(pair=pair, actor=actor, note=note)
+    return {"memory": kept.pk, "archived": pair.drop_id}
+
+
+def _merge_pair_into(pair: DuplicatePair, into_id: int, actor: Actor, note: str) -> dict:
+    kept = services.duplicate_merge(pair=pair, actor=actor, note=note, into_id=into_id)
+    return {"memory": kept.pk, "archived": pair.keep_id if into_id == pair.drop_id else pair.drop_id}
+
+
+def _not_duplicates(pair: DuplicatePair, actor: Actor, note: str) -> dict:
+    services.duplicate_reject(pair=pair, actor=actor, note=note)
+    return {"keep": pair.keep_id, "drop": pair.drop_id}
+
+
+def _similar_to_pair(pair: DuplicatePair, limit: int) -> list[dict]:
+    """The memory a merge keeps first, then others saying nearly the same as the newer one."""
+    kept = _similar_row(pair.keep, pair.similarity, "meaning")
+    return [kept] + [row for row in _similar(pair.drop, limit) if row["id"] != pair.keep_id][:limit - 1]
+
+
+def _pending_pairs(workspace_id: int | None) -> list[tuple[int, list]]:
+    rows = DuplicatePair.objects.select_related("keep", "drop").filter(
+        status=DuplicateStatus.PENDING, keep__status=MemoryStatus.ACTIVE, drop__status=MemoryStatus.ACTIVE)
+    if workspace_id is not None:
+        rows = rows.filter(workspace_id=workspace_id)
+    return _by_workspace(rows.order_by("pk"))
 
 
 def _alive(model):
@@ -236,5 +297,13 @@ KINDS = (
         name="low_effectiveness", label="Failing procedure", load=_flagged, describe=_describe_flagged,
         approve=_retire, reject=_keep, pending=_pending_flagged, approve_label="Retire", reject_label="Keep it",
         alive=_alive(Procedure),
+    ),
+    Kind(
+        name="duplicate", label="Duplicates", load=_pair, describe=_describe_pair, approve=_merge_pair,
+        reject=_not_duplicates, merge=_merge_pair_into, similar=_similar_to_pair, pending=_pending_pairs,
+        approve_label="Merge them", reject_label="Not duplicates", alive=_alive(DuplicatePair),
+        merge_effect=("One memory stays: the other is archived as its duplicate, its evidence is added to the "
+                      "one kept, and that memory counts one more confirmation. Merging into the other memory of "
+                      "the pair keeps that one instead."),
     ),
 )

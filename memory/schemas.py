@@ -26,7 +26,8 @@ class CensorIn(Schema):
     model_config = ConfigDict(extra="forbid")
     trigger: SafeContent = Field(min_length=1, max_length=1000)
     reason: SafeContent = Field("", max_length=2000)
-    action: Literal["warn", "block"] = "warn"
+    action: Literal["warn", "block", "absolute"] = Field(
+        "warn", description="absolute: blocks without override, never de-escalated (seed 003)")
     escalation_threshold: int = Field(3, ge=1, le=1000)
 
 
@@ -48,6 +49,9 @@ class MemoryIn(Schema):
     occurred_at: Timestamp | None = Field(None, description="Without a zone, UTC")
     procedure: ProcedureIn | None = None
     censor: CensorIn | None = None
+    outcome: Literal["success", "partial", "failure"] | None = Field(
+        None, description="Episodes only: how it turned out. A failure proposes a censor; success or failure counts "
+                          "a use of the procedure the episode matches.")
 
 
 class MemoryPatch(Schema):
@@ -113,6 +117,11 @@ class CensorOut(Schema):
     last_activated_at: datetime | None
 
 
+class LearnedFromOut(Schema):
+    kind: Literal["decision", "procedure", "episode"] = Field(description="What failed and taught this censor")
+    id: int = Field(description="The decision's id, or the procedure's or episode's memory id")
+
+
 class MemoryOut(Schema):
     id: int
     type: str
@@ -149,6 +158,7 @@ class MemoryOut(Schema):
                     "(folded into duplicate_of)")
     embedded: bool
     updated_at: datetime
+    learned_from: LearnedFromOut | None = Field(None, description="A censor learned from a failure: its source")
 
 
 class MemoryDetailOut(MemoryOut):
@@ -236,6 +246,7 @@ class CensorMatchOut(Schema):
 
 class CensorCheckOut(Schema):
     verdict: Literal["allow", "warn", "block"]
+    overridable: bool = Field(description="false when an absolute censor matched: the block admits no override")
     matches: list[CensorMatchOut]
 
 

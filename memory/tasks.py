@@ -67,3 +67,22 @@ def consolidate_conversation(workspace_id: int, conversation_id: int) -> dict:
 def consolidate_closed(conversation) -> None:
     """The memory layer's conversation_closed hook (core.layers)."""
     consolidate_conversation.delay(conversation.workspace_id, conversation.pk)
+
+
+@shared_task(name="memory.dedup_scan", acks_late=True)
+def dedup_scan() -> dict:
+    """Beat: the next slice of active memories, near duplicates proposed for a merge."""
+    with job_run("memory.dedup_scan") as counts:
+        counts.update(services.memories_dedup_scan())
+    return counts
+
+
+@shared_task(name="memory.learn_from_failures", acks_late=True)
+def learn_from_failures() -> dict:
+    """Beat: failed decisions and episodes with an outcome propose censors and count
+    procedure uses (memory.services.learning). No provider call: episodes are read once
+    embedded, and censors are embedded by their own task."""
+    with job_run("memory.learn_from_failures") as counts:
+        counts.update({f"decisions_{k}": v for k, v in services.censors_learn_from_decisions().items()})
+        counts.update({f"episodes_{k}": v for k, v in services.episodes_learn().items()})
+    return counts

@@ -72,6 +72,12 @@ app.conf.beat_schedule = {
     # hours and days, and a closing conversation already triggers its own run; hourly keeps
     # each bounded run (≤ 2,000 seeds a workspace) small and a whole workspace covered in a day or two.
     "memory-consolidate": {"task": "memory.consolidate", "schedule": 3600.0},
+    # A near duplicate waits for a person anyway: every 15 minutes, 2,000 memories a run
+    # (seconds of index lookups), a workspace of 100k memories is covered about twice a day.
+    "memory-dedup-scan": {"task": "memory.dedup_scan", "schedule": 15 * 60.0},
+    # Failed decisions and episodes are reported at human pace, like gaps-scan-failures:
+    # a censor to review within five minutes is soon enough, and the audit-log read stays rare.
+    "memory-learn-from-failures": {"task": "memory.learn_from_failures", "schedule": 300.0},
 }
 
 app.autodiscover_tasks()

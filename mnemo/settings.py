@@ -380,6 +380,13 @@ MNEMO_PROCEDURE_LOW_EFFECTIVENESS = env_float("MNEMO_PROCEDURE_LOW_EFFECTIVENESS
 MNEMO_PROCEDURE_MATCH_MIN = env_float("MNEMO_PROCEDURE_MATCH_MIN", 0.35)
 # A censor fires when every word of its trigger is in the action, or the two are this close.
 MNEMO_CENSOR_MATCH_THRESHOLD = env_float("MNEMO_CENSOR_MATCH_THRESHOLD", 0.6)
+# The dedup scan (issue 19 part 3): memories read per run, and the similarity at which a pair
+# is proposed for a merge — below the threshold that folds on write (a person decides here).
+MNEMO_DEDUP_SCAN_BATCH = int(os.environ.get("MNEMO_DEDUP_SCAN_BATCH", "2000"))
+MNEMO_DEDUP_SCAN_MIN_SIMILARITY = env_float("MNEMO_DEDUP_SCAN_MIN_SIMILARITY", 0.85)
+# An episode with an outcome counts as a use of the procedure it matches this well (issue 19
+# part 4): stricter than a task's match, since it changes the procedure's effectiveness.
+MNEMO_EPISODE_PROCEDURE_MATCH_MIN = env_float("MNEMO_EPISODE_PROCEDURE_MATCH_MIN", 0.6)
 # Context packs: a censor whose relevance to the query reaches this score comes with the
 # pack as a warning.
 MNEMO_PACK_CENSOR_MIN_SCORE = env_float("MNEMO_PACK_CENSOR_MIN_SCORE", 0.45)

@@ -9,7 +9,7 @@ from core.safe_text import SafeContent, SafeStr
 
 # Every layer's review kinds (review.registry; tests/review/test_api.py checks they agree).
 KindName = Literal["memory", "conflict", "graduation", "low_effectiveness", "entity", "relationship", "profile_value",
-                   "identity_link", "gap"]
+                   "identity_link", "gap", "duplicate"]
 StatusName = Literal["pending", "approved", "rejected", "withdrawn"]
 
 

@@ -9,6 +9,7 @@ from memory.services.consolidation import (
     consolidation_workspaces,
     memories_consolidate,
 )
+from memory.services.dedup import duplicate_merge, duplicate_reject, memories_dedup_scan
 from memory.services.extracting import (
     episodes_cut,
     episodes_flush,
@@ -36,12 +37,20 @@ from memory.services.memories import (
     trust_policy_for,
     trust_policy_set,
 )
+from memory.services.learning import (
+    censor_from_procedure,
+    censor_learn,
+    censors_learn_from_decisions,
+    episode_learn,
+    episodes_learn,
+)
 from memory.services.privacy import memories_erase, memories_move, memories_restore
 from memory.services.procedures import (
     censor_create,
     censor_false_positive,
     censors_check,
     censors_matching,
+    censors_verdict,
     procedure_create,
     procedure_outcome,
     procedures_match,
@@ -59,6 +68,14 @@ __all__ = [
     "decay_reference_time",
     "memories_decay",
     "memory_unarchive",
+    "censor_from_procedure",
+    "censor_learn",
+    "censors_learn_from_decisions",
+    "duplicate_merge",
+    "duplicate_reject",
+    "episode_learn",
+    "episodes_learn",
+    "memories_dedup_scan",
     "memories_decide",
     "memory_keep_both",
     "memory_merge",
@@ -77,6 +94,7 @@ __all__ = [
     "consolidation_run_record",
     "consolidation_workspaces",
     "memories_consolidate",
+    "censors_verdict",
     "episodes_cut",
     "episodes_flush",
     "graduation_accept",

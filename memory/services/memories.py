@@ -597,12 +597,13 @@ def memory_revise(*, memory: Memory, actor: Actor, note: str = "", **changes) ->
 
 
 @transaction.atomic
-def memory_merge(*, memory: Memory, into: Memory, actor: Actor, note: str = "") -> Memory:
+def memory_merge(*, memory: Memory, into: Memory, actor: Actor, note: str = "", active_ok: bool = False) -> Memory:
     """A candidate says what an existing memory says: the existing one is reinforced with
-    the candidate's evidence, the candidate is archived pointing at it."""
+    the candidate's evidence, the candidate is archived pointing at it. `active_ok`: an
+    active memory may be merged too (a duplicate pair the dedup scan found)."""
     refuse_secrets(note=note)
     memory = _locked(memory)
-    if memory.status != MemoryStatus.CANDIDATE:
+    if memory.status != MemoryStatus.CANDIDATE and not (active_ok and memory.status == MemoryStatus.ACTIVE):
         raise _decided_conflict(memory)
     into = Memory.objects.select_for_update(no_key=True).filter(workspace_id=memory.workspace_id, pk=into.pk).first()
     if into is None:

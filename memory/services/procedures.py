@@ -4,7 +4,11 @@ A procedure is matched against a task by meaning and wording, and learns from ou
 effectiveness = successes / activations (0.5 before the first use); one that keeps failing
 is flagged for review. A censor warns (or blocks) when an action matches its trigger; after
 `escalation_threshold` activations that nobody reported as false positives, a warning
-censor escalates to block, and reported false positives can bring it back to warn."""
+censor escalates to block, and reported false positives can bring it back to warn.
+
+Seed 003's third action, `absolute`, blocks without override: a check it matches answers
+`block` with `overridable: false`, it never de-escalates, and a false-positive report on it
+is refused (409) — changing it takes a person editing or invalidating the censor."""
 
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ from django.db.models import F
 from django.utils import timezone
 from pgvector.django import CosineDistance
 
+from core.errors import Conflict
 from core.providers import get_embedder
 from core.safe_text import refuse_secrets
 from core.services import SYSTEM, Actor, audit_record
@@ -64,10 +69,11 @@ def procedure_create(*, workspace_id: int, name: str, steps: list[str], actor: A
     return memory_store(workspace_id=workspace_id, draft=draft, actor=actor, embedding=embedding, extra=details)
 
 
-def procedures_match(*, workspace_id: int, task: str, limit: int = 5) -> list[dict]:
+def procedures_match(*, workspace_id: int, task: str, limit: int = 5, vector=None) -> list[dict]:
     """Active procedures for a task, best first, each with its bands (core first). Only
-    the task is embedded (a query, DESIGN.md)."""
-    vector = get_embedder().embed([task])[0]
+    the task is embedded (a query, DESIGN.md), unless its `vector` is given (an episode's)."""
+    if vector is None:
+        vector = get_embedder().embed([task])[0]
     task_words = _words(task)
     rows = (Procedure.objects.filter(memory__workspace_id=workspace_id, memory__status=MemoryStatus.ACTIVE,
                                      memory__embedding__isnull=False)
@@ -174,8 +180,25 @@ def censors_matching(*, workspace_id: int, action: str, vector, lock: bool = Fal
             continue
         matches.append({"censor": censor, "score": round(max(lexical, similarity), 4),
                         "lexical": round(lexical, 4), "similarity": round(similarity, 4)})
-    matches.sort(key=lambda m: (m["censor"].action != CensorAction.BLOCK, -m["score"], m["censor"].pk))
+    matches.sort(key=_firmest_first)
     return matches
+
+
+# Absolute censors first, then blocking ones, then warnings; the best match first within each.
+_FIRMNESS = {CensorAction.ABSOLUTE: 0, CensorAction.BLOCK: 1, CensorAction.WARN: 2}
+
+
+def _firmest_first(match: dict) -> tuple:
+    return (_FIRMNESS[match["censor"].action], -match["score"], match["censor"].pk)
+
+
+def censors_verdict(matches: list[dict]) -> dict:
+    """What a check answers: allow, warn or block, and whether a person may override a
+    block (not when an absolute censor matched)."""
+    actions = {m["censor"].action for m in matches}
+    blocking = actions & {CensorAction.BLOCK, CensorAction.ABSOLUTE}
+    verdict = "block" if blocking else ("warn" if matches else "allow")
+    return {"verdict": verdict, "overridable": CensorAction.ABSOLUTE not in actions}
 
 
 @transaction.atomic
@@ -202,7 +225,7 @@ def censors_check(*, workspace_id: int, action: str, actor: Actor = SYSTEM) -> l
     if matches:
         audit_record(workspace=matches[0]["censor"].memory.workspace, actor=actor, verb="censor.check",
                      data={"matched": [m["censor"].pk for m in matches]})
-    matches.sort(key=lambda m: (m["censor"].action != CensorAction.BLOCK, -m["score"], m["censor"].pk))
+    matches.sort(key=_firmest_first)
     return matches
 
 
@@ -212,6 +235,9 @@ def censor_false_positive(*, censor: Censor, actor: Actor, note: str = "") -> Ce
     fall below its threshold goes back to warning."""
     refuse_secrets(note=note)
     censor = Censor.objects.select_for_update(no_key=True).select_related("memory").get(pk=censor.pk)
+    if censor.action == CensorAction.ABSOLUTE:
+        raise Conflict("An absolute censor admits no override: edit or invalidate it instead.",
+                       details={"action": censor.action})
     if censor.false_positive_count >= censor.activation_count:
         raise ValidationError({"censor": "Every activation of this censor is already reported as a false positive."})
     censor.false_positive_count += 1

@@ -95,7 +95,7 @@ class _Endpoints:
                  interaction: int | None = None, quote: str | None = None, attribute: str | None = None,
                  value: str | None = None, polarity: int | None = None, occurred_at: datetime | str | None = None,
                  procedure: dict[str, Any] | m.ProcedureIn | None = None,
-                 censor: dict[str, Any] | m.CensorIn | None = None) -> m.StoredOut:
+                 censor: dict[str, Any] | m.CensorIn | None = None, outcome: str | None = None) -> m.StoredOut:
         """Store a memory: `outcome` is created, reinforced (the same thing again) or
         conflict (a candidate proposing to supersede what it contradicts)."""
         return self._call(c.call(c.REMEMBER, body=_fields(locals())))

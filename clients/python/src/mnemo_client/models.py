@@ -239,7 +239,7 @@ class ProcedureIn(_In):
 class CensorIn(_In):
     trigger: str
     reason: str = ""
-    action: Literal["warn", "block"] = "warn"
+    action: Literal["warn", "block", "absolute"] = "warn"  # absolute: a block with no override
     escalation_threshold: int = 3
 
 
@@ -258,6 +258,7 @@ class MemoryIn(_In):
     occurred_at: datetime | None = None
     procedure: ProcedureIn | None = None
     censor: CensorIn | None = None
+    outcome: Literal["success", "partial", "failure"] | None = None  # episodes only: how it turned out
 
 
 class EvidenceOut(_Out):
@@ -295,6 +296,11 @@ class CensorOut(_Out):
     last_activated_at: datetime | None
 
 
+class LearnedFromOut(_Out):
+    kind: Literal["decision", "procedure", "episode"]
+    id: int
+
+
 class MemoryOut(_Out):
     id: int
     type: str
@@ -329,6 +335,7 @@ class MemoryOut(_Out):
     strength: float
     embedded: bool
     updated_at: datetime
+    learned_from: LearnedFromOut | None = None  # a censor learned from a failure: its source
 
 
 class MemoryDetailOut(MemoryOut):
@@ -387,6 +394,7 @@ class CensorMatchOut(_Out):
 
 class CensorCheckOut(_Out):
     verdict: Literal["allow", "warn", "block"]
+    overridable: bool  # false when an absolute censor matched
     matches: list[CensorMatchOut]
 
 
