@@ -60,8 +60,9 @@ def get_export(request: HttpRequest, job_id: UUID):
 
 
 # The key is optional here (the link's token stands for it), so ninja documents none of
-# the key's answers: they are listed by hand.
-_DOWNLOAD_ANSWERS = {str(status): {"description": text} for status, text in (
+# the key's answers: they are listed by hand, keyed by int as ninja keys its own (a string "200"
+# beside ninja's 200 is a duplicated key in the JSON, which Swagger UI refuses to read).
+_DOWNLOAD_ANSWERS = {status: {"description": text} for status, text in (
     (200, "The archive (application/zip)."), (401, "Neither a valid admin key nor a token."),
     (403, "The key lacks the admin scope."), (404, "Not found, in another workspace, or the link was used."),
     (409, "The export has not finished."))}

@@ -104,3 +104,16 @@ def test_the_constraints_the_services_enforce_are_in_the_schema():
     assert schemas["RecallIn"]["properties"]["types"]["anyOf"][0]["items"]["enum"] == list(RECALL_TYPES)
     steps = schemas["ProcedureIn"]["properties"]["steps"]
     assert steps["minItems"] == 1 and steps["items"]["pattern"] == r"\S"
+
+
+def test_the_document_has_no_duplicated_keys(client):
+    """Swagger UI reads the JSON as YAML and refuses a key written twice in one object (a
+    string "200" beside ninja's own 200 once hid every operation of /api/v1/docs)."""
+    import json
+
+    def once(pairs):
+        keys = [key for key, _ in pairs]
+        assert len(keys) == len(set(keys)), sorted(k for k in set(keys) if keys.count(k) > 1)
+        return dict(pairs)
+
+    json.loads(client.get("/api/v1/openapi.json").content, object_pairs_hook=once)
