@@ -394,3 +394,6 @@ MNEMO_REVIEW_LOW_PRECISION = env_float("MNEMO_REVIEW_LOW_PRECISION", 0.6)
 MNEMO_REVIEW_MIN_DECISIONS = int(env_float("MNEMO_REVIEW_MIN_DECISIONS", 5))
 # How long the queue page offers to undo a decision before it is sent (seconds).
 MNEMO_REVIEW_UNDO_SECONDS = env_float("MNEMO_REVIEW_UNDO_SECONDS", 5)
+# "Select all" across pages decides at most this many claims in one request (each claim is
+# decided in its own savepoint: a bound keeps the request short).
+MNEMO_REVIEW_BULK_FILTER_MAX = int(env_float("MNEMO_REVIEW_BULK_FILTER_MAX", 200))
