@@ -36,9 +36,9 @@ CONFIDENCE = {"high": (0.8, None), "mid": (0.5, 0.8), "low": (None, 0.5)}
 
 
 def _query(raw: str) -> str:
-    """Search words as PostgreSQL can take them: no NUL (a text value cannot hold one), no
-    runs of blanks, at most MAX_QUERY_CHARS."""
-    return " ".join(raw.replace("\x00", " ").split())[:MAX_QUERY_CHARS].strip()
+    """Search words without runs of blanks, at most MAX_QUERY_CHARS (a NUL never gets here:
+    core.middleware answers 400)."""
+    return " ".join(raw.split())[:MAX_QUERY_CHARS].strip()
 
 
 def _filters(get) -> tuple[selectors.ItemFilter, dict]:
