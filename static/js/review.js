@@ -10,7 +10,6 @@
   const toast = document.getElementById("toast");
   const toastText = toast.querySelector(".toast-text");
   const undoButton = toast.querySelector(".undo");
-  const countdown = toast.querySelector(".toast-countdown");
   const csrf = () => (JSON.parse(document.body.getAttribute("hx-headers") || "{}")["X-CSRFToken"] || "");
   let pending = null; // {items, url, body, timer, label}
   let current = null;
@@ -20,7 +19,6 @@
 
   function say(text, undoable) {
     toastText.textContent = text;
-    countdown.textContent = "";
     undoButton.hidden = !undoable;
     toast.hidden = false;
     toast.classList.toggle("error", false);
@@ -41,8 +39,15 @@
     if (current) {
       current.classList.add("current");
       current.focus({preventScroll: true});
-      current.scrollIntoView({block: "nearest"});
+      reveal(current);
     }
+  }
+  // The card in view, and above all its buttons: a card taller than the window scrolls so
+  // that they stay clear of the toast (their scroll margin, mnemo.css).
+  function reveal(item) {
+    item.scrollIntoView({block: "nearest"});
+    const actions = item.querySelector("form.actions:not([hidden])");
+    if (actions) actions.scrollIntoView({block: "nearest"});
   }
   function hide(list) {
     const all = items();
@@ -65,8 +70,10 @@
     });
     setCurrent(list[0]);
   }
+  // Reload the emptied page only once nothing waits to be sent: a reload before the last
+  // decision went out would show its card again.
   function refreshIfEmpty() {
-    if (!items().length && window.htmx) {
+    if (!items().length && pending === null && window.htmx) {
       htmx.ajax("GET", window.location.pathname + window.location.search, {target: "#queue", select: "#queue", swap: "outerHTML"});
     }
   }
@@ -112,11 +119,11 @@
     const decision = {items: list, url: url, body: body, label: label};
     pending = decision;
     if (undoMs === 0) { flush(false); return; }
-    say(label, true);
+    // The toast counts down to the send.
     const sendAt = Date.now() + undoMs;
     const tick = () => {
       if (pending !== decision) return;
-      countdown.textContent = "— sending in " + Math.max(1, Math.ceil((sendAt - Date.now()) / 1000)) + " s";
+      say(label + " — sending in " + Math.max(1, Math.ceil((sendAt - Date.now()) / 1000)) + " s.", true);
     };
     tick();
     decision.ticker = setInterval(tick, 250);
@@ -367,6 +374,10 @@
     event.preventDefault();
   });
 
+  // Similar items loading above the current card push it down: keep it in view, clear of the toast.
+  document.body.addEventListener("htmx:afterSwap", (event) => {
+    if (current && event.detail.target && event.detail.target.classList.contains("similar-box")) reveal(current);
+  });
   document.body.addEventListener("htmx:afterSwap", (event) => {
     // The queue reloaded (its page emptied, or a decision by filter): keep the keys working.
     if (event.detail.target && event.detail.target.id === "queue") {
