@@ -38,7 +38,8 @@ def _describe(memory: Memory) -> Description:
     evidence = _first_evidence(memory)
     span = (evidence.start, evidence.end) if evidence and evidence.start is not None and evidence.end else None
     proposal = {"certainty": memory.certainty, "source": memory.source, "model": memory.model,
-                "importance": memory.importance, "memory_id": memory.pk}
+                "importance": memory.importance, "memory_id": memory.pk,
+                "reason": str((memory.metadata or {}).get("reason", ""))}
     if memory.conflicts_with_id:
         old = memory.conflicts_with
         proposal.update({"old_id": old.pk, "old_text": old.text, "attribute": memory.attribute})

@@ -88,7 +88,8 @@ class Kind:
     # (review.why). The owner keeps these sentences next to its rules.
     rules: Mapping[str, str] = field(default_factory=dict)
     # item -> (URL name, id) of the page the item is about (its memory, entity, gap), for
-    # the card's "open" link and the `o` key; reversed by the queue with the workspace slug.
+    # the card's "open" link and the `o` key; the queue reverses it with the workspace slug
+    # and `<URL name>_id` (memory_id, entity_id, gap_id).
     page: Callable[[Any], tuple[str, int] | None] | None = None
 
 

@@ -178,9 +178,12 @@ def queue(request):
     rows = selectors.claims(workspace=request.workspace, filters=filters, oldest_first=chosen.get("sort") == "oldest")
     page = Paginator(rows, PAGE_SIZE).get_page(page_number(request))
     cards = [_card(claim, request.workspace.slug) for claim in page.object_list if claim.items.all()]
+    chips = _chips(chosen, selectors.pending_facets(workspace=request.workspace, filters=filters))
     context = {
         "page": page, "groups": selectors.grouped(cards), "chosen": chosen, "filtered": _filtered(chosen),
-        "chips": _chips(chosen, selectors.pending_facets(workspace=request.workspace, filters=filters)),
+        "chips": chips,
+        # What "select all matching" covers, in the chips' words, for its confirmation.
+        "filter_summary": ", ".join(c["label"] for name, group in chips.items() if name != "sort" for c in group if c["on"]),
         "can_review": request.membership.allows(Role.REVIEWER), "bulk_max": settings.MNEMO_REVIEW_BULK_FILTER_MAX,
         "undo_seconds": settings.MNEMO_REVIEW_UNDO_SECONDS,
         "conflicts": selectors.review_items(workspace=request.workspace,

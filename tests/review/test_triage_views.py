@@ -90,6 +90,17 @@ def test_a_model_proposal_says_which_model_and_an_unknown_rule_says_so(client, v
     assert "proposed by hobby.collects" in card_of(html, factories.item_for("memory", odd))
 
 
+def test_a_model_proposal_shows_the_models_own_reason(client, viewer, workspace):
+    source = factories.message(workspace, content="Ramen again tonight, third time this week!")
+    inferred = memory_services.memory_store(workspace_id=workspace.pk, draft=Draft(
+        type="preference", text="Ada loves ramen.", certainty="inferred", confidence=0.7, source="model:tiny-llm",
+        model="tiny-llm", subject_id=source.entity_id, metadata={"reason": "eats it three times a week"},
+        evidence=[Evidence(source.id, "", None, None)])).memory
+    client.force_login(viewer)
+    card = card_of(page(client), factories.item_for("memory", inferred))
+    assert "proposed by the language model tiny-llm: “eats it three times a week”" in card
+
+
 def test_what_an_agent_remembered_through_the_api_says_so(client, viewer, workspace, make_key):
     bot = Entity.objects.create(workspace=workspace, kind="agent", name="triage-bot")
     row, key = make_key(workspace, scopes="read,write", name="triage")
@@ -109,7 +120,7 @@ def test_identity_links_give_their_reasons_with_the_entity_pages_wording(client,
     client.force_login(teammate)
     card = card_of(page(client, "?kind=identity_link"), factories.item_for("identity_link", suggestion))
     assert suggestion.reasons and all(reason in card for reason in suggestion.reasons)
-    assert '<ul class="link-reasons">' in card and "Same person?" in card
+    assert '<ul class="link-reasons small">' in card and "Same person?" in card
     assert ">Same person: merge them</button>" in card and ">Different people</button>" in card
     entity_page = unescape(client.get(f"/w/acme/entities/{suggestion.entity_id}/").content.decode())
     assert ">Same person: merge them</button>" in entity_page and ">Different people</button>" in entity_page
@@ -199,6 +210,8 @@ def test_select_all_matching_is_offered_beyond_the_page_up_to_the_bound(client, 
     assert 'id="select-matching"' in html and "Select all 3 matching" in html
     assert '<input type="hidden" name="expected" value="3">' in html
     assert "Decide all 3 matching cards?" in html
+    narrowed = page(client, "?q=like&kind=memory&confidence=mid")
+    assert 'that matches <strong class="bulk-filters">Memory, mid confidence, words “like”</strong>' in narrowed
     assert 'id="select-matching"' not in page(client, "?q=chess")  # one card: the page is all of it
     settings.MNEMO_REVIEW_BULK_FILTER_MAX = 2
     over = page(client)
