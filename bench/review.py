@@ -640,6 +640,11 @@ def run(args, mnemo, report: dict) -> None:
     pages["first page"] = measure(browser, "first page", [base] * n, [base] * w)
     pages["page 2"] = measure(browser, "page 2", [base + "?page=2"] * n, [base + "?page=2"] * w)
     pages["kind=memory"] = measure(browser, "?kind=memory", [base + "?kind=memory"] * n, [base + "?kind=memory"] * w)
+    # Issue 21 part 3: the queue searched (a speaker's name: in item texts and their messages)
+    # and read oldest first.
+    search = base + "?q=" + SPEAKERS[0][0].split()[0]
+    pages["search"] = measure(browser, "?q=<a speaker's name>", [search] * n, [search] * w)
+    pages["oldest first"] = measure(browser, "?sort=oldest", [base + "?sort=oldest"] * n, [base + "?sort=oldest"] * w)
     pages["first page (htmx partial)"] = measure(browser, "first page, htmx partial", [base] * n, [base] * w,
                                                  headers={"HX-Request": "true"})
     memories = [i["id"] for i in items if i["kind"] == "memory"]

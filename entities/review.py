@@ -7,7 +7,7 @@ from __future__ import annotations
 from django.contrib.postgres.search import TrigramSimilarity
 
 from core.services import Actor
-from entities import services
+from entities import extraction, services
 from entities.models import (
     Entity,
     EntityEvidence,
@@ -223,6 +223,25 @@ def _alive(model):
     return alive
 
 
+# What the rules behind this app's items look for (review.why).
+ENTITY_RULES = {
+    **extraction.RULES,
+    "entities.extract": "finds a person, place, organisation or thing named in a message that is not known yet",
+    "identity.similarity": ("notices two channel identities that may be one person (the same email, alike names, "
+                            "the same conversations)"),
+}
+# One wording for deciding an identity-link suggestion, in the queue and on the entity page.
+LINK_ACCEPT_LABEL = "Same person: merge them"
+LINK_REJECT_LABEL = "Different people"
+
+
+def _entity_page(item) -> tuple[str, int] | None:
+    """An entity item opens its entity; the others open the entity they are about."""
+    if item.kind == "entity":
+        return "entity", item.target_id
+    return ("entity", item.entity_id) if item.entity_id else None
+
+
 # The kinds this app owns, declared by its layer (entities/layer.py).
 KINDS = (
     Kind(
@@ -232,21 +251,22 @@ KINDS = (
         merge_effect=("The candidate becomes part of the existing entity: its name is kept there as an alias, and "
                       "its identities, messages, relationships, profile values and memories move to it. The entity "
                       "page can split the merge again."),
-        alive=_alive(Entity),
+        alive=_alive(Entity), rules=ENTITY_RULES, page=_entity_page,
     ),
     Kind(
         name="relationship", label="Relationship", load=_relationship, describe=_describe_relationship,
         approve=_approve_relationship, reject=_reject_relationship, pending=_pending_relationships,
-        alive=_alive(Relationship),
+        alive=_alive(Relationship), rules=ENTITY_RULES, page=_entity_page,
     ),
     Kind(
         name="profile_value", label="Profile value", load=_profile_value, describe=_describe_profile_value,
         approve=_approve_profile_value, reject=_reject_profile_value, edit_fields={"value": "The value"},
-        pending=_pending_profile_values, alive=_alive(ProfileValue),
+        pending=_pending_profile_values, alive=_alive(ProfileValue), rules=ENTITY_RULES, page=_entity_page,
     ),
     Kind(
         name="identity_link", label="Identity link", load=_suggestion, describe=_describe_suggestion,
         approve=_accept_suggestion, reject=_reject_suggestion, pending=_pending_suggestions,
-        approve_label="Link them", reject_label="Different people", alive=_alive(LinkSuggestion),
+        approve_label=LINK_ACCEPT_LABEL, reject_label=LINK_REJECT_LABEL, alive=_alive(LinkSuggestion),
+        rules=ENTITY_RULES, page=_entity_page,
     ),
 )

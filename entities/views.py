@@ -12,6 +12,7 @@ from core.pagination import page_number
 from core.services import Actor
 from entities import graph, selectors, services
 from entities.kinds import all_kinds
+from entities.review import LINK_ACCEPT_LABEL, LINK_REJECT_LABEL
 
 PAGE_SIZE = 50
 
@@ -55,6 +56,7 @@ def entity_detail(request, entity_id: int):
         "past_relationships": past,
         "graph": graph.layout((entity.pk, entity.name, entity.kind), edges),
         "suggestions": selectors.link_suggestions_for(entity=entity),
+        "link_labels": {"accept": LINK_ACCEPT_LABEL, "reject": LINK_REJECT_LABEL},
         "merges": selectors.merges_of(entity=entity),
         "can_review": request.membership.allows(Role.REVIEWER),
         "can_erase": request.membership.allows(Role.ADMIN),

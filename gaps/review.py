@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from core.errors import NotFound
 from core.services import Actor
-from gaps import selectors, services
+from gaps import rules, selectors, services
 from gaps.models import CapabilityGap, GapEvidence, GapRelevance, GapStatus
 from review.registry import Description, Kind, waiting
 
@@ -55,11 +55,21 @@ def _similar(gap: CapabilityGap, limit: int) -> list[dict]:
              "score": round(1 - distance, 3), "basis": "meaning"} for other, distance in selectors.gaps_similar(gap=gap, limit=limit)]
 
 
+# What the rules behind a gap look for (review.why): the detection rules' own sentences,
+# plus the ways a gap is reported without them.
+GAP_RULES = {
+    **rules.RULES,
+    "gap.reported": "An agent reported that it could not do what was asked.",
+    "gap.failed_decision": "A decision's outcome was reviewed as a failure.",
+    "gap.failed_procedure": "A procedure failed when it was followed.",
+}
+
 KINDS = (
     Kind(name=services.REVIEW_KIND, label="Capability gap", load=_load, describe=_describe, approve=_approve,
          reject=_reject, edit_fields={"description": "what was asked for that the agents cannot do"},
          merge=_merge, similar=_similar,
          merge_effect=("This gap goes: its evidence moves to the existing gap, each message counted once, and the "
                        "existing gap becomes a TODO if the sum reaches the workspace's threshold."), approve_label="Confirm", reject_label="Won't fix",
-         alive=lambda ids: set(CapabilityGap.objects.filter(pk__in=ids).values_list("pk", flat=True))),
+         alive=lambda ids: set(CapabilityGap.objects.filter(pk__in=ids).values_list("pk", flat=True)),
+         rules=GAP_RULES, page=lambda item: ("gap", item.target_id)),
 )

@@ -9,7 +9,7 @@ from django.contrib.postgres.search import SearchQuery, TrigramSimilarity
 from pgvector.django import CosineDistance
 
 from core.services import Actor
-from memory import services
+from memory import extraction, services
 from memory.models import (
     OPEN_STATUSES,
     DuplicatePair,
@@ -20,6 +20,7 @@ from memory.models import (
     MemoryStatus,
     Procedure,
 )
+from memory.services.memories import EPISODE_RULE
 from review import selectors as review_selectors
 from review.registry import Description, Gone, Kind, waiting
 
@@ -47,7 +48,8 @@ def _describe(memory: Memory) -> Description:
     evidence = _first_evidence(memory)
     span = (evidence.start, evidence.end) if evidence and evidence.start is not None and evidence.end else None
     proposal = {"certainty": memory.certainty, "source": memory.source, "model": memory.model,
-                "importance": memory.importance, "memory_id": memory.pk}
+                "importance": memory.importance, "memory_id": memory.pk,
+                "reason": str((memory.metadata or {}).get("reason", ""))}
     if memory.conflicts_with_id:
         old = memory.conflicts_with
         proposal.update({"old_id": old.pk, "old_text": old.text, "attribute": memory.attribute})
@@ -271,6 +273,28 @@ def _alive(model):
     return alive
 
 
+# What the rules behind this app's items look for (review.why): the extraction rules'
+# own sentences, plus the rules that live in the services.
+MEMORY_RULES = {
+    **extraction.RULES,
+    EPISODE_RULE: "sums up a run of turns of one conversation as one episode",
+    "working_memory": "keeps what an agent held in its working memory for a session",
+}
+GRADUATION_RULES = {
+    "graduation:reinforced": "notices a memory confirmed five times or more: it deserves an entity of its own",
+    "graduation:template": "notices a memory shaped like “X = value unit”, the shape of a structured fact",
+    "graduation:explicit": "was asked to make this memory an entity",
+    "graduation:extractor": "notices the entity extractor proposing the same thing as this memory",
+}
+FLAGGED_RULES = {
+    "procedure.low_effectiveness": "flags a procedure that failed more often than it worked over its recent uses",
+}
+
+
+def _memory_page(item) -> tuple[str, int]:
+    return "memory", int(item.proposal.get("memory_id") or item.target_id)
+
+
 # The kinds this app owns, declared by its layer (memory/layer.py).
 MEMORY_FIELDS = {"text": "The memory's text", "type": "Its type"}
 KINDS = (
@@ -279,24 +303,25 @@ KINDS = (
         edit_fields=MEMORY_FIELDS, merge=_merge, similar=_similar, auto_verbs=("memory.auto_approve",),
         merge_effect=("The candidate is not kept as a memory of its own: it is archived as a duplicate, its "
                       "evidence is added to the existing memory, and that memory counts one more confirmation."),
-        pending=_pending(False), decide_many=_decide_many, alive=_alive(Memory),
+        pending=_pending(False), decide_many=_decide_many, alive=_alive(Memory), rules=MEMORY_RULES,
+        page=_memory_page,
     ),
     Kind(
         name="conflict", label="Contradiction", load=_candidate, describe=_describe, approve=_approve, reject=_reject,
         edit_fields={"text": "The new memory's text"}, both=_keep_both, similar=_similar, details=_conflict_details,
         approve_label="New supersedes old", reject_label="Keep the old one", pending=_pending(True),
-        alive=_alive(Memory),
+        alive=_alive(Memory), rules=MEMORY_RULES, page=_memory_page,
     ),
     Kind(
         name="graduation", label="Graduation", load=_graduation, describe=_describe_graduation,
         approve=_approve_graduation, reject=_reject_graduation,
         edit_fields={"name": "The entity's name", "kind": "The entity's kind"}, pending=_pending_graduations,
-        approve_label="Graduate", alive=_alive(Graduation),
+        approve_label="Graduate", alive=_alive(Graduation), rules=GRADUATION_RULES, page=_memory_page,
     ),
     Kind(
         name="low_effectiveness", label="Failing procedure", load=_flagged, describe=_describe_flagged,
         approve=_retire, reject=_keep, pending=_pending_flagged, approve_label="Retire", reject_label="Keep it",
-        alive=_alive(Procedure),
+        alive=_alive(Procedure), rules=FLAGGED_RULES, page=_memory_page,
     ),
     Kind(
         name="duplicate", label="Duplicates", load=_pair, describe=_describe_pair, approve=_merge_pair,

@@ -8,7 +8,7 @@ and approves, rejects, edits-then-approves, merges or — for conflicts — keep
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,6 +84,13 @@ class Kind:
     alive: Callable[[list[int]], set[int]] | None = None
     # target -> everything a side-by-side view needs (conflicts: both versions, evidence).
     details: Callable[[Any], dict] | None = None
+    # Rule (or rule family) -> what it looks for, in plain words: the card's "why"
+    # (review.why). The owner keeps these sentences next to its rules.
+    rules: Mapping[str, str] = field(default_factory=dict)
+    # item -> (URL name, id) of the page the item is about (its memory, entity, gap), for
+    # the card's "open" link and the `o` key; the queue reverses it with the workspace slug
+    # and `<URL name>_id` (memory_id, entity_id, gap_id).
+    page: Callable[[Any], tuple[str, int] | None] | None = None
 
 
     # Templates call callables, so they ask these instead of the handlers themselves.

@@ -32,6 +32,8 @@ class ItemFilter:
     source_interaction_id: int | None = None
     older_than_hours: float | None = None
     newer_than_hours: float | None = None
+    # Words in the item's text or in its source message (case-insensitive substring).
+    text: str | None = None
 
 
 def review_items(*, workspace: Workspace | int, filters: ItemFilter | None = None) -> QuerySet[ReviewItem]:
@@ -55,6 +57,8 @@ def review_items(*, workspace: Workspace | int, filters: ItemFilter | None = Non
         rows = rows.filter(entity_id=f.entity_id)
     if f.source_interaction_id:
         rows = rows.filter(source_interaction_id=f.source_interaction_id)
+    if f.text:
+        rows = rows.filter(Q(text__icontains=f.text) | Q(source_interaction__content__icontains=f.text))
     now = timezone.now()
     if f.older_than_hours is not None:
         rows = rows.filter(created_at__lte=now - timedelta(hours=f.older_than_hours))
@@ -94,10 +98,10 @@ def _narrowing(f: ItemFilter) -> bool:
 
 
 def claims(*, workspace: Workspace | int, status: str | None = ClaimStatus.PENDING,
-           filters: ItemFilter | None = None) -> QuerySet[Claim]:
-    """Claims newest first, each with its facets (in id order) and source message. Facet
-    filters (kind, rule, confidence…) keep the claims with a facet that matches; on
-    pending claims only their pending facets count."""
+           filters: ItemFilter | None = None, oldest_first: bool = False) -> QuerySet[Claim]:
+    """Claims newest first (or oldest first), each with its facets (in id order) and source
+    message. Facet filters (kind, rule, confidence, words…) keep the claims with a facet that
+    matches; on pending claims only their pending facets count."""
     workspace_id = workspace if isinstance(workspace, int) else workspace.pk
     rows = Claim.objects.filter(workspace_id=workspace_id)
     if status:
@@ -109,7 +113,13 @@ def claims(*, workspace: Workspace | int, status: str | None = ClaimStatus.PENDI
         rows = rows.filter(pk__in=facets.order_by().values("claim_id"))
     return (rows.select_related("source_interaction")
             .prefetch_related(Prefetch("items", queryset=ReviewItem.objects.select_related(*PROPOSER).order_by("pk")))
-            .order_by("-created_at", "-id"))
+            .order_by(*(("created_at", "id") if oldest_first else ("-created_at", "-id"))))
+
+
+def claim_ids(*, workspace: Workspace | int, filters: ItemFilter | None = None, limit: int) -> list[int]:
+    """Ids of the pending claims the filters match, at most `limit` (a bulk decision by filter)."""
+    rows = claims(workspace=workspace, filters=filters).order_by()
+    return list(rows.values_list("pk", flat=True).order_by("pk")[:limit])
 
 
 def claim_get(*, workspace: Workspace, claim_id: int) -> Claim:

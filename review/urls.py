@@ -7,6 +7,7 @@ urlpatterns = [
     path("", views.queue, name="review"),
     path("count/", views.pending_badge, name="review-count"),
     path("bulk/", views.decide_many, name="review-bulk"),
+    path("bulk/matching/", views.decide_matching, name="review-bulk-matching"),
     path("conflicts/", views.conflicts, name="review-conflicts"),
     path("stats/", views.stats, name="review-stats"),
     # The trust policy decides which memories skip the queue: the memory app owns it now.

@@ -22,21 +22,35 @@ from core.models import Role
 from core.pagination import page_number
 from core.quoting import shorten
 from core.services import Actor
-from review import charts, selectors, services
+from review import charts, selectors, services, why
 from review.models import Claim, ReviewItem
 from review.registry import kinds
 
 PAGE_SIZE = 25
+# Search words: enough for a phrase; a longer query is cut, never refused.
+MAX_QUERY_CHARS = 200
+SORTS = {"newest": False, "oldest": True}
 AGES = {"1h": ("newer", 1), "24h": ("newer", 24), "older-1d": ("older", 24), "older-7d": ("older", 24 * 7)}
 AGE_LABELS = {"1h": "last hour", "24h": "last day", "older-1d": "waiting > 1 day", "older-7d": "waiting > 1 week"}
 CONFIDENCE = {"high": (0.8, None), "mid": (0.5, 0.8), "low": (None, 0.5)}
 
 
-def _filters(request) -> tuple[selectors.ItemFilter, dict]:
-    """Filters from the query string; unknown values are ignored (a chip link never 500s)."""
-    get = request.GET
+def _query(raw: str) -> str:
+    """Search words without runs of blanks, at most MAX_QUERY_CHARS (a NUL never gets here:
+    core.middleware answers 400)."""
+    return " ".join(raw.split())[:MAX_QUERY_CHARS].strip()
+
+
+def _filters(get) -> tuple[selectors.ItemFilter, dict]:
+    """Filters from a query string (or a bulk form's fields); unknown values are ignored (a
+    chip link never 500s). `chosen` holds what is active, the sort order too when it is
+    not the default, so every link built from it keeps them."""
     chosen = {}
     f = selectors.ItemFilter()
+    if _query(get.get("q", "")):
+        f.text = chosen["q"] = _query(get["q"])
+    if get.get("sort") == "oldest":
+        chosen["sort"] = "oldest"
     if get.get("kind") in kinds():
         f.kind = chosen["kind"] = get["kind"]
     if get.get("type"):
@@ -83,9 +97,17 @@ def _chips(chosen: dict, facets: dict) -> dict[str, list[dict]]:
         "age": [chip("age", a, AGE_LABELS[a]) for a in AGES],
         "rule": [chip("rule", rule, rule or "(none)", n) for rule, n in facets["rule"]],
         "other": [{"label": label, "url": _with(chosen, name, None), "on": True}
-                  for name, label in (("type", f"type {chosen.get('type')}"), ("entity", f"entity #{chosen.get('entity')}"),
+                  for name, label in (("q", f"words “{chosen.get('q')}”"), ("type", f"type {chosen.get('type')}"),
+                                      ("entity", f"entity #{chosen.get('entity')}"),
                                       ("source", f"message #{chosen.get('source')}")) if name in chosen],
+        "sort": [{"label": label, "url": _with(chosen, "sort", value), "on": chosen.get("sort") == value}
+                 for value, label in ((None, "Newest first"), ("oldest", "Oldest first"))],
     }
+
+
+def _filtered(chosen: dict) -> dict:
+    """The active filters without the sort order (which narrows nothing)."""
+    return {k: v for k, v in chosen.items() if k != "sort"}
 
 
 def _quote_parts(item: ReviewItem | Claim) -> dict:
@@ -115,30 +137,54 @@ def _edit_values(item: ReviewItem) -> list[dict]:
             for name, label in fields.items()]
 
 
-def _card(claim: Claim) -> Claim:
+def _why(item: ReviewItem, kind) -> why.Why:
+    """The item's plain "why": its rule's sentence (from the kind that owns the rule), the
+    model's reason, or the agent whose API call proposed it."""
+    key = item.proposer_key
+    proposer = (key.agent.name if key.agent_id else f"key {key.name}") if key else ""
+    rule = "api" if item.api_key_id else item.rule
+    reason = str(item.proposal.get("reason") or item.proposal.get("why") or "")
+    return why.explain(rule=rule, sentences=kind.rules if kind else {}, reason=reason, proposer=proposer)
+
+
+def _page_url(slug: str, item: ReviewItem, kind) -> str:
+    """The page the item is about (its memory, entity, gap), or "" when its kind has none."""
+    target = kind.page(item) if kind and kind.page else None
+    return reverse(target[0], kwargs={"slug": slug, f"{target[0]}_id": target[1]}) if target else ""
+
+
+def _card(claim: Claim, slug: str) -> Claim:
     """A claim as the queue shows it: with one facet, that item's own card (edit, merge,
-    similar items, both-true for conflicts); with more, one card of tickable facets."""
+    similar items, both-true for conflicts); with more, one card of tickable facets. Every
+    facet says why it was proposed and what its confidence means, and links to its page."""
     claim.facets = list(claim.items.all())
     for item in claim.facets:
         item.source_interaction = claim.source_interaction
         item.quote = _quote_parts(item)
         item.kind_def = kinds().get(item.kind)
         item.edit_values = _edit_values(item)
+        item.why = _why(item, item.kind_def)
+        item.confidence_band, item.confidence_meaning = why.confidence_words(item.confidence)
+        item.page_url = _page_url(slug, item, item.kind_def)
     claim.quote = _quote_parts(claim)
     claim.single = claim.facets[0] if len(claim.facets) == 1 else None
+    claim.page_url = next((item.page_url for item in claim.facets if item.page_url), "")
     return claim
 
 
 @workspace_view()
 def queue(request):
-    filters, chosen = _filters(request)
-    rows = selectors.claims(workspace=request.workspace, filters=filters)
+    filters, chosen = _filters(request.GET)
+    rows = selectors.claims(workspace=request.workspace, filters=filters, oldest_first=chosen.get("sort") == "oldest")
     page = Paginator(rows, PAGE_SIZE).get_page(page_number(request))
-    cards = [_card(claim) for claim in page.object_list if claim.items.all()]
+    cards = [_card(claim, request.workspace.slug) for claim in page.object_list if claim.items.all()]
+    chips = _chips(chosen, selectors.pending_facets(workspace=request.workspace, filters=filters))
     context = {
-        "page": page, "groups": selectors.grouped(cards), "chosen": chosen,
-        "chips": _chips(chosen, selectors.pending_facets(workspace=request.workspace, filters=filters)),
-        "can_review": request.membership.allows(Role.REVIEWER),
+        "page": page, "groups": selectors.grouped(cards), "chosen": chosen, "filtered": _filtered(chosen),
+        "chips": chips,
+        # What "select all matching" covers, in the chips' words, for its confirmation.
+        "filter_summary": ", ".join(c["label"] for name, group in chips.items() if name != "sort" for c in group if c["on"]),
+        "can_review": request.membership.allows(Role.REVIEWER), "bulk_max": settings.MNEMO_REVIEW_BULK_FILTER_MAX,
         "undo_seconds": settings.MNEMO_REVIEW_UNDO_SECONDS,
         "conflicts": selectors.review_items(workspace=request.workspace,
                                             filters=selectors.ItemFilter(kind="conflict")).count(),
@@ -306,6 +352,40 @@ def decide_many(request):
     if result.skipped:
         message += f"; {len(result.skipped)} skipped ({result.skipped[0]['message']})"
     return _answer(request, ok=True, message=message + ".")
+
+
+@require_POST
+@workspace_view(Role.REVIEWER)
+def decide_matching(request):
+    """"Select all" across pages: approve or reject every pending claim the filters match
+    (the queue's own filter fields, posted). The form sends the count the reviewer confirmed;
+    when the match changed meanwhile nothing is decided (409) and the new count is said, and
+    more than MNEMO_REVIEW_BULK_FILTER_MAX claims at once is refused (422)."""
+    action = request.POST.get("action")
+    expected = request.POST.get("expected", "")
+    if action not in ("approve", "reject") or not expected.isdigit():
+        return _answer(request, ok=False, status=422, message="Confirm how many cards to approve or reject.")
+    filters, chosen = _filters(request.POST)
+    bound = settings.MNEMO_REVIEW_BULK_FILTER_MAX
+    ids = selectors.claim_ids(workspace=request.workspace, filters=filters, limit=bound + 1)
+    if len(ids) > bound:
+        return _answer(request, ok=False, status=422,
+                       message=f"More than {bound} cards match: narrow the filters and decide them in parts.")
+    if len(ids) != int(expected):
+        return _answer(request, ok=False, status=409,
+                       message=f"{len(ids)} cards match now, not {int(expected)}: look at the queue again, then confirm.")
+    try:
+        result = services.claims_decide_many(workspace_id=request.workspace.pk, claim_ids=ids,
+                                             actor=Actor.for_user(request.user), approve=action == "approve",
+                                             note=request.POST.get("note", "")[:2000])
+    except ApiError as exc:
+        return _answer(request, ok=False, message=exc.message, status=exc.status)
+    message = f"{'Approved' if action == 'approve' else 'Rejected'} {len(ids) - len(result.skipped)} matching cards"
+    if result.skipped:
+        message += f"; {len(result.skipped)} skipped ({result.skipped[0]['message']})"
+    back = reverse("review", kwargs={"slug": request.workspace.slug})
+    return _answer(request, ok=True, message=message + ".",
+                   back=back + ("?" + urlencode({"sort": chosen["sort"]}) if "sort" in chosen else ""))
 
 
 @workspace_view()

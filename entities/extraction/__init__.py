@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 
 from entities.extraction._common import PROFILE_KEYS, Candidate, ProfileCandidate, RelationCandidate
+from entities.extraction import profile, relationships
 from entities.extraction.profile import _emails, _levels, _phones, _styles, _timezones
 from entities.extraction.profile import _names as _stated_names
 from entities.extraction.relationships import _employers, _locations, _managing, _memberships, _people, _roles
@@ -33,10 +34,14 @@ __all__ = [
     "PROFILE_KEYS",
     "Candidate",
     "ProfileCandidate",
+    "RULES",
     "RelationCandidate",
     "extract_profile",
     "extract_relationships",
 ]
+
+# Rule family -> what it looks for, in plain words (the review queue's "why").
+RULES: dict[str, str] = {**profile.RULES, **relationships.RULES}
 
 # --- entry points ---------------------------------------------------------------------------
 

@@ -14,6 +14,18 @@ from entities.extraction._names import _person_at
 # --- email and phone --------------------------------------------------------------------
 
 _EMAIL = r"[A-Za-z0-9][A-Za-z0-9._%+\-]*@[A-Za-z0-9][A-Za-z0-9\-]*(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}(?![A-Za-z0-9\-])"
+# What each family of rules looks for, for the review queue's plain-language "why"
+# (`profile.<key>.<cue>` is explained by its `profile.<key>` line).
+RULES = {
+    "profile.email": "says their email address (“my email is …”, “reach me at …”)",
+    "profile.phone": "says their phone number (“my number is …”, “call me at …”)",
+    "profile.name": "says their name (“my name is …”, “I'm called …”)",
+    "profile.preferred_name": "says what they like to be called (“call me …”, “I go by …”)",
+    "profile.timezone": "says which time zone they are on (“I'm on Pacific time”, “my timezone is CET”)",
+    "profile.communication_style": "says how they like to be answered (“keep it short”, “be casual”)",
+    "profile.technical_level": "says how technical they are (“I'm new to this”, “I'm a senior engineer”)",
+}
+
 _EMAIL_CUES = (
     (re.compile(rf"\bmy(?:{_SP}(?:work|personal|new|main|private|business))?{_SP}e-?mail(?:{_SP}address)?{_SP}is{_SP}(?P<value>{_EMAIL})", _I), "stated", 0.95),
     (re.compile(rf"\b(?:e-?mail|reach|contact|find|ping|write\s+to)\s+me\s+(?:at|on|via)\s+(?P<value>{_EMAIL})", _I), "reach_me", 0.9),

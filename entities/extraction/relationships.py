@@ -61,6 +61,21 @@ _ROLE_END = (
 _AT_ORGANISATION = re.compile(r"[ \t]+(?:at|for)[ \t]+", _I)
 _OF_ORGANISATION = re.compile(r"[ \t]+(?:at|for|of)[ \t]+", _I)  # "the founder of Acme"
 _LEADERS = frozenset({"founder", "co-founder", "cofounder", "ceo", "cto", "cfo", "coo"})
+# What each family of rules looks for, for the review queue's plain-language "why"
+# (`relationship.<predicate>.<cue>` is explained by its `relationship.<predicate>` line).
+RULES = {
+    "profile.role": "says what their job is (“I'm a teacher”, “I work as a designer”)",
+    "profile.employer": "says where they work (“I work at Acme”, “I just started at Initech”)",
+    "profile.location": "says where they live now (“I live in Berlin”, “I moved to Lisbon”)",
+    "relationship.works_at": "says where they work (“I work at Acme”, “I'm a nurse at St. Mary's”)",
+    "relationship.member_of": "says which team or group they belong to (“I'm on the platform team”, “I joined …”)",
+    "relationship.manages": "says what or whom they manage or lead (“I manage the data team”)",
+    "relationship.family_of": "names a relative of theirs (“my sister Jane”)",
+    "relationship.knows": "names a friend or colleague of theirs (“my colleague Sam”)",
+    "relationship.reports_to": "names their manager (“my boss is Dana”, “I report to Dana”)",
+    "relationship.lives_in": "says where they live now (“I live in Berlin”, “I moved to Lisbon”)",
+}
+
 _ROLE_CUES = (
     (re.compile(rf"{_IM}(?:{_SP}(?:now|currently|also|actually))?{_SP}(?:an?|the){_SP}{_ROLE}{_ROLE_END}", _I), "im_a", 0.8),
     (re.compile(rf"\bI(?:{_SP}(?:now|currently|also|actually))?{_SP}work{_SP}as{_SP}an?{_SP}{_ROLE}{_ROLE_END}", _I), "work_as", 0.85),

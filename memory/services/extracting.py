@@ -35,8 +35,9 @@ from memory.services.procedures import censor_create, procedure_create
 
 logger = logging.getLogger("mnemo.memory")
 
-MEMORY_PROMPT_VERSION = "memories-v1"
+MEMORY_PROMPT_VERSION = "memories-v2"  # v2: each memory gives its reason
 MAX_LLM_MESSAGE_CHARS = 2000
+MAX_LLM_REASON_CHARS = 300
 LLM_TYPES = (MemoryType.IDENTITY, MemoryType.PREFERENCE, MemoryType.EPISODIC, MemoryType.FACT)
 
 
@@ -89,7 +90,7 @@ def _entity_candidate(interaction, candidate: MemoryCandidate, text: str) -> Non
 MEMORY_SYSTEM = """You extract memories worth keeping from chat messages, for an AI agent's long-term memory.
 Answer with one JSON object and nothing else:
 {"memories": [{"interaction_id": integer, "type": "identity" | "preference" | "episodic" | "fact",
-               "text": string, "confidence": number, "quote": string}]}
+               "text": string, "confidence": number, "quote": string, "reason": string}]}
 Rules:
 - text: one standalone sentence in the third person naming the speaker, with any relative
   date ("yesterday", "next month") replaced by the calendar date, using the message's date.
@@ -97,6 +98,7 @@ Rules:
   episodic: something that happened or is planned, with its date; fact: other lasting facts.
 - quote: the exact words of the message the memory comes from (copied, not paraphrased).
 - confidence: 0 to 1, how sure the message supports the memory.
+- reason: in a few plain words, why the quote supports the memory ("says she moved there in May").
 - Only what the messages say; nothing about the assistant's own wording; [] when nothing."""
 
 
@@ -123,6 +125,8 @@ def _llm_drafts(interactions: Sequence) -> list[_Pending]:
             interaction = by_id[int(item["interaction_id"])]
             kind, text, quote = item["type"], str(item["text"]).strip(), str(item.get("quote", ""))
             confidence = float(item["confidence"])
+            # Its own words for the reviewer (review.why); optional, so a v1-shaped answer still counts.
+            reason = " ".join(str(item.get("reason") or "").split())[:MAX_LLM_REASON_CHARS]
         except (KeyError, TypeError, ValueError):
             continue
         start = interaction.content.find(quote) if quote else -1
@@ -132,6 +136,7 @@ def _llm_drafts(interactions: Sequence) -> list[_Pending]:
             type=kind, text=text, certainty="inferred", confidence=confidence, subject_id=interaction.entity_id,
             source=f"model:{llm.model}"[:40], model=llm.model, prompt_version=MEMORY_PROMPT_VERSION,
             occurred_at=interaction.occurred_at, conversation_id=interaction.conversation_id,
+            metadata={"reason": reason} if reason else {},
             evidence=[Evidence(interaction.pk, quote, start, start + len(quote))],
         )))
     return found

@@ -1,5 +1,6 @@
-// The review queue: decisions wait a few seconds (undo) before they are sent; j/k/a/r/e/x/u keys;
-// select many and act once. A claim card is an `article.item` too: a/r submit its form, which
+// The review queue: decisions wait a few seconds (undo, with a countdown) before they are sent;
+// j/k/a/r/e/m/o/x/u keys, `?` lists them all; select many and act once (a/r act on the selection),
+// or every card the filters match (confirmed in a dialog, decided by the server). A claim card is an `article.item` too: a/r submit its form, which
 // carries its ticked facets (unticked ones are rejected when the claim is approved). Without JavaScript the same forms post and redirect back.
 (function () {
   "use strict";
@@ -38,8 +39,15 @@
     if (current) {
       current.classList.add("current");
       current.focus({preventScroll: true});
-      current.scrollIntoView({block: "nearest"});
+      reveal(current);
     }
+  }
+  // The card in view, and above all its buttons: a card taller than the window scrolls so
+  // that they stay clear of the toast (their scroll margin, mnemo.css).
+  function reveal(item) {
+    item.scrollIntoView({block: "nearest"});
+    const actions = item.querySelector("form.actions:not([hidden])");
+    if (actions) actions.scrollIntoView({block: "nearest"});
   }
   function hide(list) {
     const all = items();
@@ -62,14 +70,17 @@
     });
     setCurrent(list[0]);
   }
+  // Reload the emptied page only once nothing waits to be sent: a reload before the last
+  // decision went out would show its card again.
   function refreshIfEmpty() {
-    if (!items().length && window.htmx) {
+    if (!items().length && pending === null && window.htmx) {
       htmx.ajax("GET", window.location.pathname + window.location.search, {target: "#queue", select: "#queue", swap: "outerHTML"});
     }
   }
 
   function send(decision, keepalive) {
     clearTimeout(decision.timer);
+    clearInterval(decision.ticker);
     return fetch(decision.url, {
       method: "POST", body: decision.body, keepalive: !!keepalive, credentials: "same-origin",
       headers: {"X-CSRFToken": csrf(), "X-Requested-With": "fetch"},
@@ -108,7 +119,14 @@
     const decision = {items: list, url: url, body: body, label: label};
     pending = decision;
     if (undoMs === 0) { flush(false); return; }
-    say(label + " — sending in " + Math.round(undoMs / 1000) + " s.", true);
+    // The toast counts down to the send.
+    const sendAt = Date.now() + undoMs;
+    const tick = () => {
+      if (pending !== decision) return;
+      say(label + " — sending in " + Math.max(1, Math.ceil((sendAt - Date.now()) / 1000)) + " s.", true);
+    };
+    tick();
+    decision.ticker = setInterval(tick, 250);
     decision.timer = setTimeout(() => { if (pending === decision) flush(false); }, undoMs);
   }
   function undo() {
@@ -116,6 +134,7 @@
     const decision = pending;
     pending = null;
     clearTimeout(decision.timer);
+    clearInterval(decision.ticker);
     show(decision.items);
     adjustCount(decision.items.length);
     say("Undone: nothing was sent.", false);
@@ -160,7 +179,8 @@
     if (form.id === "bulk") {
       event.preventDefault();
       const action = (event.submitter && event.submitter.value) || "approve";
-      const chosen = Array.from(document.querySelectorAll("#queue input.select:checked")).map((box) => box.closest("article.item"));
+      if (allMatching) { openMatching(); return; }
+      const chosen = selected();
       if (!chosen.length) { fail("Select items first (x, or the checkboxes)."); return; }
       const body = new FormData();
       body.append("action", action);
@@ -210,11 +230,20 @@
       if (dialog) dialog.close();
       return;
     }
-    if (target.id === "select-page") {
-      items().forEach((el) => { const box = el.querySelector("input.select"); if (box) box.checked = true; });
+    if (target.id === "select-page") { selectPage(); return; }
+    if (target.id === "select-matching") {
+      selectPage();
+      allMatching = true;
       updateSelected();
+      openMatching();
       return;
     }
+    if (target.classList.contains("dialog-cancel")) {
+      const dialog = target.closest("dialog");
+      if (dialog) dialog.close();
+      return;
+    }
+    if (target.classList.contains("show-shortcuts")) { shortcuts(); return; }
     if (item && !target.closest("form, a, button, input, textarea")) setCurrent(item);
   });
   // A required edit field left empty: the browser blocks the submit; say why in the toast too.
@@ -225,11 +254,66 @@
     }
   }, true);
   document.addEventListener("change", (event) => {
-    if (event.target.classList.contains("select")) updateSelected();
+    if (event.target.classList.contains("select")) { allMatching = false; updateSelected(); }
   });
+  // "Select all N matching": the selection is every card the filters match, on every page.
+  let allMatching = false;
+  const selected = () => Array.from(document.querySelectorAll("#queue input.select:checked")).map((box) => box.closest("article.item"));
   function updateSelected() {
     const counter = document.getElementById("selected-count");
-    if (counter) counter.textContent = String(document.querySelectorAll("#queue input.select:checked").length);
+    const matching = document.getElementById("select-matching");
+    if (counter) {
+      counter.textContent = allMatching && matching ? "All " + matching.dataset.count + " matching" : String(selected().length);
+    }
+  }
+  function selectPage() {
+    items().forEach((el) => { const box = el.querySelector("input.select"); if (box) box.checked = true; });
+    allMatching = false;
+    updateSelected();
+  }
+  function openMatching() {
+    const dialog = document.getElementById("bulk-matching");
+    if (dialog && !dialog.open) dialog.showModal();
+  }
+  function shortcuts() {
+    const dialog = document.getElementById("shortcuts");
+    if (dialog && !dialog.open) dialog.showModal();
+  }
+  // The decision by filter is sent at once (the dialog was the confirmation); the queue then reloads.
+  document.addEventListener("submit", (event) => {
+    const form = event.target;
+    if (!form.closest("#bulk-matching")) return;
+    event.preventDefault();
+    const body = new FormData(form);
+    if (event.submitter && event.submitter.name) body.append(event.submitter.name, event.submitter.value);
+    form.closest("dialog").close();
+    allMatching = false;
+    say("Sending…", false);
+    fetch(form.getAttribute("action"), {
+      method: "POST", body: body, credentials: "same-origin",
+      headers: {"X-CSRFToken": csrf(), "X-Requested-With": "fetch"},
+    }).then((response) => response.text().then((text) => {
+      if (!response.ok) { fail(text || ("The decision failed (" + response.status + ").")); return; }
+      say(text, false);
+      const trigger = response.headers.get("HX-Trigger");
+      if (trigger && window.htmx) htmx.trigger(document.body, trigger);
+      if (window.htmx) htmx.ajax("GET", window.location.pathname + window.location.search, {target: "#queue", select: "#queue", swap: "outerHTML"});
+    })).catch(() => fail("The decision could not be sent; nothing changed."));
+  });
+  // `m`: the merge confirmation of the most similar item, loading the similar items first
+  // when the card has not shown them yet.
+  function mergeTop(item) {
+    const open = () => {
+      const button = item.querySelector("button.merge-into");
+      if (button) { button.click(); } else { fail("No similar existing item to merge into."); }
+    };
+    const box = item.querySelector(".similar-box");
+    if (!box) { fail("Items of this kind are not merged."); return; }
+    if (box.querySelector("ul.similar, p") || !window.htmx) { open(); return; }
+    htmx.ajax("GET", box.getAttribute("hx-get"), {target: box, swap: "innerHTML"}).then(open);
+  }
+  function openPage(item) {
+    if (item && item.dataset.open) window.location.assign(item.dataset.open);
   }
   function openEdit(item) {
     const form = item.querySelector("form.edit-form");
@@ -243,7 +327,8 @@
   document.addEventListener("keydown", (event) => {
     if (event.ctrlKey || event.metaKey || event.altKey) return;
     if (event.target.closest && event.target.closest("dialog")) return; // a confirmation has the keys
-    const typing = event.target.closest && event.target.closest("input, textarea, select, [contenteditable]");
+    if (document.querySelector("dialog[open]")) return;
+    const typing = event.target.closest && event.target.closest("input:not([type=checkbox]), textarea, select, [contenteditable]");
     if (typing) {
       if (event.key === "Escape") {
         const item = event.target.closest("article.item");
@@ -255,8 +340,15 @@
       }
       return;
     }
+    // Enter on a button or a link does what it always does.
+    if (event.key === "Enter" && event.target.closest && event.target.closest("a, button, summary, input")) return;
     const list = items();
     const index = current ? list.indexOf(current) : -1;
+    const chosen = selected();
+    const bulk = (action) => {
+      const form = document.getElementById("bulk");
+      if (form) form.requestSubmit(form.querySelector("button[value=" + action + "]"));
+    };
     const press = (selector) => {
       const button = current && current.querySelector(selector);
       if (button) current.querySelector("form.actions").requestSubmit(button);
@@ -264,9 +356,14 @@
     switch (event.key) {
       case "j": setCurrent(list[Math.min(list.length - 1, index + 1)]); break;
       case "k": setCurrent(list[Math.max(0, index - 1)]); break;
-      case "a": press("button.approve"); break;
-      case "r": press("button.reject"); break;
+      case "a": if (chosen.length || allMatching) { bulk("approve"); } else { press("button.approve"); } break;
+      case "r": if (chosen.length || allMatching) { bulk("reject"); } else { press("button.reject"); } break;
       case "e": if (current) openEdit(current); break;
+      case "m": if (current) mergeTop(current); break;
+      case "o": case "Enter": openPage(current); break;
+      case "*": selectPage(); break;
+      case "?": shortcuts(); break;
+      case "/": { const search = document.querySelector(".queue-search input[name=q]"); if (search) search.focus(); } break;
       case "x": if (current) {
         const box = current.querySelector("input.select");
         if (box) { box.checked = !box.checked; updateSelected(); }
@@ -277,8 +374,18 @@
     event.preventDefault();
   });
 
+  // Similar items loading above the current card push it down: keep it in view, clear of the toast.
   document.body.addEventListener("htmx:afterSwap", (event) => {
-    if (event.detail.target && event.detail.target.id === "queue") { current = null; updateSelected(); }
+    if (current && event.detail.target && event.detail.target.classList.contains("similar-box")) reveal(current);
+  });
+  document.body.addEventListener("htmx:afterSwap", (event) => {
+    // The queue reloaded (its page emptied, or a decision by filter): keep the keys working.
+    if (event.detail.target && event.detail.target.id === "queue") {
+      current = null;
+      allMatching = false;
+      updateSelected();
+      if (items().length) setCurrent(items()[0]);
+    }
   });
   if (items().length) setCurrent(items()[0]);
 })();

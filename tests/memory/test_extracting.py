@@ -24,6 +24,7 @@ from memory.services import (
     interactions_write_memories,
     memory_store,
 )
+from review.models import ReviewItem
 from tests.openai_server import OpenAIServer, llm_pointed_at
 
 pytestmark = pytest.mark.django_db
@@ -159,14 +160,18 @@ def test_the_llm_extractor_adds_inferred_candidates_and_rules_still_run(workspac
         channel="chat", channel_id="caroline", sender_name="Caroline", content=content, occurred_at=T0)])[0:1]
     llm.chat(json.dumps({"memories": [
         {"interaction_id": iid.id, "type": "fact", "text": "Caroline has been sleeping badly since a merger at work.",
-         "confidence": 0.7, "quote": "Work has been brutal since the merger, I barely sleep."},
+         "confidence": 0.7, "quote": "Work has been brutal since the merger, I barely sleep.",
+         "reason": "says  she barely sleeps since the merger"},
         {"interaction_id": iid.id, "type": "fact", "text": "Caroline hates her boss.", "confidence": 0.9,
          "quote": "my boss is awful"},  # not in the message: dropped
         {"interaction_id": 999999, "type": "fact", "text": "Someone else.", "confidence": 0.9, "quote": "I love"},
     ]}))
     interactions_index(interaction_ids=[iid.id])
     inferred = Memory.objects.get(certainty="inferred")
-    assert inferred.status == "candidate" and inferred.model == "test-model" and inferred.prompt_version == "memories-v1"
+    assert inferred.status == "candidate" and inferred.model == "test-model" and inferred.prompt_version == "memories-v2"
+    # Its reason reaches the review card (review.why): "proposed by the language model …: “…”".
+    item = ReviewItem.objects.get(kind="memory", target_id=inferred.pk)
+    assert item.proposal["reason"] == "says she barely sleeps since the merger"
     assert inferred.evidence.get().quote.startswith("Work has been brutal")
     assert rule_memories(type="preference").exists()
     assert Memory.objects.filter(certainty="inferred").count() == 1
