@@ -471,9 +471,10 @@ def put_consolidation_policy(request: HttpRequest, payload: ConsolidationPolicyI
 def run_consolidation(request: HttpRequest, payload: ConsolidationRunIn):
     if payload.conversation_id is not None:
         conversation_get(workspace=request.workspace, conversation_id=payload.conversation_id)  # 404 for others'
-    # Audited with who asked (the scheduled and conversation-close runs are JobRuns).
+    # Audited with who asked (the scheduled and conversation-close runs are JobRuns). No LLM
+    # call inside a request: patterns made here are worded extractively.
     counts = services.memories_consolidate(workspace_id=request.workspace.pk, conversation_id=payload.conversation_id,
-                                           max_seeds=payload.max_seeds)
+                                           max_seeds=payload.max_seeds, use_llm=False)
     services.consolidation_run_record(workspace_id=request.workspace.pk, actor=_actor(request), counts=counts,
                                       trigger="api")
     return counts

@@ -260,3 +260,32 @@ def page(browser, live_server, settings, request):
     page.screenshot(path=str(SHOTS / f"{request.node.name}.png"), full_page=True)
     context.close()
     assert not problems, problems
+
+
+@pytest.fixture
+def eager_tasks(settings):
+    """Celery tasks run in the caller's process as they are sent (the worker's code, without
+    a worker): for tests about what a task does, not about the broker."""
+    from mnemo.celery import app
+
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = False
+
+
+# --- plain API keys, for clients that talk to a live server (the Python client, MCP) ----------
+
+@pytest.fixture
+def write_key(workspace, make_key) -> str:
+    return make_key(workspace, scopes="read,write", name="agent")[1]
+
+
+@pytest.fixture
+def read_key(workspace, make_key) -> str:
+    return make_key(workspace, scopes="read", name="reader")[1]
+
+
+@pytest.fixture
+def outsider_key(other_workspace, make_key) -> str:
+    return make_key(other_workspace, scopes="read,write,admin", name="outsider")[1]

@@ -91,16 +91,8 @@ def test_only_admins_see_it_and_outsiders_get_404(client, teammate, viewer, outs
     assert client.get(URL).status_code == 302  # to the login page
 
 
-@pytest.fixture
-def eager(settings):
-    settings.CELERY_TASK_ALWAYS_EAGER = True
-    app.conf.task_always_eager = True
-    yield
-    app.conf.task_always_eager = False
-
-
 @pytest.mark.django_db(transaction=True)
-def test_run_now_runs_the_job_for_this_workspace_alone_marked_manual_and_audited(eager, owner, workspace,
+def test_run_now_runs_the_job_for_this_workspace_alone_marked_manual_and_audited(eager_tasks, owner, workspace,
                                                                                  other_workspace):
     make_memory(workspace, "Ana and Bo talked about the race.")
     theirs = make_memory(other_workspace, "Globex shipped on a Friday.")

@@ -149,10 +149,12 @@ class _Plan:
 
 
 def memories_consolidate(*, workspace_id: int, conversation_id: int | None = None,
-                         max_seeds: int = MAX_SEEDS_PER_RUN, counts: dict | None = None) -> dict:
+                         max_seeds: int = MAX_SEEDS_PER_RUN, counts: dict | None = None,
+                         use_llm: bool = True) -> dict:
     """One bounded run over a workspace (module docstring). Call outside a transaction:
-    the LLM is asked with no lock held, and each pattern commits on its own. Returns (and
-    adds to `counts`) what it did."""
+    the LLM is asked with no lock held, and each pattern commits on its own. `use_llm=False`
+    (a run inside a request someone waits on) words every pattern extractively. Returns
+    (and adds to `counts`) what it did."""
     counts = counts if counts is not None else {}
     for key in ("seeds", "groups", "created", "reinforced", "sources"):
         counts.setdefault(key, 0)
@@ -168,7 +170,7 @@ def memories_consolidate(*, workspace_id: int, conversation_id: int | None = Non
                    limit=max_seeds if conversation_id is None else min(max_seeds, MAX_SEEDS_PER_CONVERSATION))
     plans, examined = _plan(workspace_id, seeds, settings, counts)
     for plan in plans:
-        _word(plan)
+        _word(plan, use_llm=use_llm)
         _write(workspace_id, plan, settings, counts)
     if cursor_row is not None:
         # Past the last seed examined; at the end of the workspace, back to its start (new
@@ -213,7 +215,7 @@ def _span(members: list[Item]) -> tuple[datetime, datetime]:
     return times[0], times[-1]
 
 
-def _word(plan: _Plan) -> None:
+def _word(plan: _Plan, *, use_llm: bool) -> None:
     """The pattern's text: extractive, or the LLM's when it is configured and passes."""
     if plan.pattern_id is not None:
         return
@@ -221,7 +223,7 @@ def _word(plan: _Plan) -> None:
     first, last = _span(plan.members)
     plan.text = consolidation.pattern_text(text=best.text, source_type=best.type, support=len(plan.members),
                                            first=first.date(), last=last.date())
-    llm = get_llm()
+    llm = get_llm() if use_llm else None
     if llm is None:
         return
     ordered = sorted(plan.members, key=lambda m: (m.at is None, m.at, m.id))

@@ -23,18 +23,8 @@ def server(live_server) -> str:
 
 
 @pytest.fixture
-def key(workspace, make_key) -> str:
-    return make_key(workspace, scopes="read,write", name="agent")[1]
-
-
-@pytest.fixture
-def read_key(workspace, make_key) -> str:
-    return make_key(workspace, scopes="read", name="reader")[1]
-
-
-@pytest.fixture
-def outsider_key(other_workspace, make_key) -> str:
-    return make_key(other_workspace, scopes="read,write,admin", name="outsider")[1]
+def key(write_key) -> str:
+    return write_key
 
 
 @pytest.fixture

@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from mnemo.celery import app
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -62,17 +61,7 @@ def test_the_section_holds_python_and_sh_snippets_and_an_mcp_placeholder():
     assert "\n### MCP\n" in section(README.read_text(), "Connect an agent")
 
 
-@pytest.fixture
-def eager_worker(settings):
-    # The server thread derives on commit, as a worker would just after: a snippet that
-    # logs and then recalls finds what it logged.
-    settings.CELERY_TASK_ALWAYS_EAGER = True
-    app.conf.task_always_eager = True
-    yield
-    app.conf.task_always_eager = False
-
-
-def test_every_snippet_runs_against_a_live_server(server, key, tmp_path, eager_worker):
+def test_every_snippet_runs_against_a_live_server(server, key, tmp_path, eager_tasks):
     env = {k: v for k, v in os.environ.items() if not k.startswith("MNEMO_")}
     env.update(MNEMO_URL=server, MNEMO_API_KEY=key, PATH=f"{Path(sys.executable).parent}:{env.get('PATH', '')}")
     outputs = []

@@ -227,19 +227,9 @@ def normalised(path) -> dict:
 
 # --- the API ----------------------------------------------------------------------------------
 
-@pytest.fixture
-def eager(settings):
-    settings.CELERY_TASK_ALWAYS_EAGER = True
-    from mnemo.celery import app
-
-    app.conf.task_always_eager = True
-    yield
-    app.conf.task_always_eager = False
-
-
 @pytest.mark.django_db(transaction=True)
 def test_the_api_exports_in_the_background_and_the_link_works_once(workspace, admin_api, outsider_api, anon_api,
-                                                                    api, eager):
+                                                                    api, eager_tasks):
     seed(workspace)
     assert api.post("/export").status_code == 403
     started = admin_api.post("/export")
@@ -261,7 +251,7 @@ def test_the_api_exports_in_the_background_and_the_link_works_once(workspace, ad
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_api_imports_an_upload_in_the_background(workspace, other_workspace, make_key, tmp_path, eager,
+def test_the_api_imports_an_upload_in_the_background(workspace, other_workspace, make_key, tmp_path, eager_tasks,
                                                      outsider_api):
     seed(workspace)
     path = tmp_path / "a.zip"
@@ -283,7 +273,7 @@ def test_the_api_imports_an_upload_in_the_background(workspace, other_workspace,
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_api_refuses_a_bad_upload_with_4xx(workspace, make_key, tmp_path, eager):
+def test_the_api_refuses_a_bad_upload_with_4xx(workspace, make_key, tmp_path, eager_tasks):
     from django.core.files.uploadedfile import SimpleUploadedFile
     from django.test import Client
 

@@ -16,7 +16,6 @@ from entities.services import entity_erase, entity_merge, entity_split
 from gaps import services
 from gaps.models import CapabilityGap, GapEvidence
 from review.models import ReviewItem
-from mnemo.celery import app
 from tests.helpers import ApiClient, assert_error
 from tests.trackers.tracker_server import GITHUB_PROJECT, TOKEN, TrackerServer
 from webhooks.models import WebhookDelivery
@@ -205,15 +204,12 @@ def test_erasing_the_only_person_who_asked_removes_the_gap_and_others_keep_their
 # --- the issue tracker sink, against a local server speaking GitHub's and GitLab's routes ----
 
 @pytest.fixture
-def tracker(settings):
+def tracker(settings, eager_tasks):  # the task body runs here, against the local server
     server = TrackerServer()
     settings.MNEMO_TRACKER_KIND, settings.MNEMO_TRACKER_URL = "github", server.url
     settings.MNEMO_TRACKER_PROJECT, settings.MNEMO_TRACKER_TOKEN = GITHUB_PROJECT, TOKEN
     settings.MNEMO_PUBLIC_URL = "https://mnemo.example.org"
-    settings.CELERY_TASK_ALWAYS_EAGER = True  # the task body runs here, against the local server
-    app.conf.task_always_eager = True
     yield server
-    app.conf.task_always_eager = False
     server.close()
 
 

@@ -16,7 +16,6 @@ from core.models import AuditEvent
 from core.services import SYSTEM
 from gaps import sinks
 from gaps.models import CapabilityGap, GapSink, SinkDelivery
-from mnemo.celery import app
 from tests.gaps.test_api import ASKED_THREE_WAYS, T0, log_exchange, process
 from tests.helpers import ApiClient, assert_error
 from tests.trackers.tracker_server import GITHUB_PROJECT, GITLAB_PROJECT, TOKEN, TrackerServer
@@ -28,14 +27,11 @@ GITHUB_TOKEN_LOOKING = "ghp_" + "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dF3hJ5"
 
 
 @pytest.fixture
-def tracker(settings):
+def tracker(settings, eager_tasks):  # the task body runs here, against the local server
     server = TrackerServer()
     server.add_github_project(OTHER_REPO)
     settings.MNEMO_TRACKER_KIND = ""  # no deployment default unless a test sets one
-    settings.CELERY_TASK_ALWAYS_EAGER = True  # the task body runs here, against the local server
-    app.conf.task_always_eager = True
     yield server
-    app.conf.task_always_eager = False
     server.close()
 
 

@@ -54,16 +54,3 @@ def mcp_url(live_server) -> str:
     return live_server.url + "/mcp"
 
 
-@pytest.fixture
-def write_key(workspace, make_key) -> str:
-    return make_key(workspace, scopes="read,write", name="agent")[1]
-
-
-@pytest.fixture
-def read_key(workspace, make_key) -> str:
-    return make_key(workspace, scopes="read", name="reader")[1]
-
-
-@pytest.fixture
-def outsider_key(other_workspace, make_key) -> str:
-    return make_key(other_workspace, scopes="read,write", name="outsider")[1]

@@ -218,6 +218,13 @@ def test_an_llm_writes_the_pattern_and_a_secret_falls_back_to_the_extractive_tex
         second = patterns(workspace).exclude(pk=pattern.pk).get()
         assert "AKIA" not in second.text and second.text.endswith("times, May–Aug 2025")
         assert second.metadata["consolidation"]["made_by"] == "extractive"
+        # A run inside a request (POST /consolidation/run) never asks the LLM.
+        asked = len(server.requests)
+        running_habit(workspace, start=T0 + timedelta(days=1600))
+        memories_consolidate(workspace_id=workspace.pk, use_llm=False)
+        assert len(server.requests) == asked
+        third = patterns(workspace).exclude(pk__in=[pattern.pk, second.pk]).get()
+        assert third.metadata["consolidation"]["made_by"] == "extractive"
     finally:
         server.close()
         settings.MNEMO_LLM_URL = ""
