@@ -15,7 +15,8 @@ from contextlib import contextmanager
 from datetime import timedelta
 
 from django.db import connection
-from django.db.models import Q
+from django.db.models import F, Q, Window
+from django.db.models.functions import RowNumber
 from django.utils import timezone
 
 from core.logging import mask_secrets
@@ -71,8 +72,11 @@ def job_runs_latest(*, names: list[str], per_job: int = 5, workspace_id: int | N
     workspace's runs and the runs for all workspaces."""
     runs: dict[str, list[JobRun]] = {name: [] for name in names}
     scope = Q(workspace_id=workspace_id) | Q(workspace__isnull=True) if workspace_id is not None else Q()
-    for name in names:
-        runs[name] = list(JobRun.objects.filter(scope, name=name).order_by("-started_at", "-id")[:per_job])
+    newest = Window(RowNumber(), partition_by=[F("name")], order_by=[F("started_at").desc(), F("id").desc()])
+    # One query for every job (the maintenance page lists them all), not one per job.
+    for run in (JobRun.objects.filter(scope, name__in=names).annotate(rank=newest).filter(rank__lte=per_job)
+                .order_by("name", "-started_at", "-id")):
+        runs[run.name].append(run)
     return runs
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import Count, QuerySet
 from django.db.models.functions import TruncDate
 from django.utils import timezone
@@ -76,9 +76,10 @@ def gaps_nearest(*, workspace_id: int, vector, max_distance: float, candidates: 
     """(gap id, cosine distance) of the workspace's gaps within `max_distance` of `vector`,
     nearest first, among the HNSW index's `candidates` nearest: bounded at any size."""
     text = Vector(vector).to_text()
-    with connection.cursor() as cursor:
-        # With the workspace filter the graph may hold too few of its gaps near the vector:
-        # keep scanning (inside a transaction; outside one SET LOCAL changes nothing).
+    # With the workspace filter the graph may hold too few of its gaps near the vector: keep
+    # scanning. SET LOCAL needs a transaction (pages and the pack read outside one: without
+    # it the setting was ignored and the server logged a warning each time).
+    with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
         cursor.execute(
             "SELECT id, embedding <=> %s::vector FROM gaps_capabilitygap WHERE workspace_id = %s "
