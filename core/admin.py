@@ -133,11 +133,9 @@ class ApiKeyAdmin(GuardedAdmin):
 
     def save_model(self, request, obj, form, change):
         if change:
-            rebound = "agent" in form.changed_data
-            agent_id, obj.agent_id = obj.agent_id, ApiKey.objects.get(pk=obj.pk).agent_id if rebound else obj.agent_id
             super().save_model(request, obj, form, change)
-            if rebound:  # audited, like a binding through the API
-                services.api_key_bind(api_key=obj, agent_id=agent_id, actor=services.Actor.for_user(request.user))
+            if "agent" in form.changed_data:  # audited, like a binding through the API
+                services.api_key_bind(api_key=obj, agent_id=obj.agent_id, actor=services.Actor.for_user(request.user))
             return
         api_key, plaintext = services.api_key_create(
             workspace=obj.workspace, name=obj.name, scopes=obj.scopes,

@@ -120,3 +120,22 @@ def test_it_refuses_a_key_it_cannot_make_and_stores_nothing(admin_client, worksp
     assert error in page
     assert not KEY.search(page)
     assert not ApiKey.objects.exists()
+
+
+def test_binding_a_key_to_an_agent_in_the_admin_is_checked_and_audited(admin_client, workspace, other_workspace,
+                                                                       make_key):
+    from core.models import AuditEvent
+    from entities.models import Entity
+
+    api_key, _ = make_key(workspace, name="triage")
+    bot = Entity.objects.create(workspace=workspace, kind="agent", name="triage-bot")
+    theirs = Entity.objects.create(workspace=other_workspace, kind="agent", name="their-bot")
+    url = f"/admin/core/apikey/{api_key.pk}/change/"
+    form = {"name": "triage", "expires_at_0": "", "expires_at_1": ""}
+    refused = admin_client.post(url, {**form, "agent": theirs.pk})
+    assert refused.status_code == 200 and "entity of the key" in refused.content.decode()
+    assert ApiKey.objects.get(pk=api_key.pk).agent_id is None
+    assert admin_client.post(url, {**form, "agent": bot.pk}).status_code == 302
+    assert ApiKey.objects.get(pk=api_key.pk).agent_id == bot.pk
+    event = AuditEvent.objects.get(verb="api_key.bind")
+    assert event.data == {"agent": bot.pk, "agent_name": "triage-bot"} and event.actor_label.startswith("user:")
