@@ -139,10 +139,8 @@ class ApiKeyAdmin(GuardedAdmin):
             return
         api_key, plaintext = services.api_key_create(
             workspace=obj.workspace, name=obj.name, scopes=obj.scopes,
-            actor=services.Actor.for_user(request.user), expires_at=obj.expires_at,
+            actor=services.Actor.for_user(request.user), expires_at=obj.expires_at, agent_id=obj.agent_id,
         )
-        if obj.agent_id:
-            services.api_key_bind(api_key=api_key, agent_id=obj.agent_id, actor=services.Actor.for_user(request.user))
         # The admin goes on with `obj` (its "was added" message, the history entry, the
         # redirect): it must be the stored row, or it reads "mn__…" with no prefix.
         for field in ApiKey._meta.concrete_fields:

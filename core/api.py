@@ -1,4 +1,3 @@
-from django.db import transaction
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 from ninja import Query, Router, Status
@@ -59,13 +58,9 @@ def list_keys(request: HttpRequest):
 
 @router.post("/keys", response={201: ApiKeyCreatedOut}, auth=require("admin"), tags=["keys"], summary="Create an API key")
 def create_key(request: HttpRequest, payload: ApiKeyIn):
-    actor = services.Actor.for_api_key(request.auth)
-    with transaction.atomic():  # an unknown agent leaves no key behind
-        api_key, plaintext = services.api_key_create(workspace=request.workspace, name=payload.name,
-                                                     scopes=list(payload.scopes), expires_at=payload.expires_at,
-                                                     actor=actor)
-        if payload.agent is not None:
-            services.api_key_bind(api_key=api_key, agent_id=payload.agent, actor=actor)
+    api_key, plaintext = services.api_key_create(workspace=request.workspace, name=payload.name,
+                                                 scopes=list(payload.scopes), expires_at=payload.expires_at,
+                                                 agent_id=payload.agent, actor=services.Actor.for_api_key(request.auth))
     return Status(201, {**ApiKeyOut.from_orm(api_key).model_dump(), "key": plaintext})
 
 

@@ -144,8 +144,21 @@ def api_key_create(
     scopes: str | list[str],
     actor: Actor = SYSTEM,
     expires_at: datetime | None = None,
+    agent_id: int | None = None,
 ) -> tuple[ApiKey, str]:
-    """Create a key; returns the row and the plaintext key, which is never stored."""
+    """Create a key, bound to the agent entity `agent_id` when given (NotFound for one of
+    another workspace, and no key is left behind); returns the row and the plaintext key,
+    which is never stored."""
+    with transaction.atomic():
+        api_key, plaintext = _api_key_new(workspace=workspace, name=name, scopes=scopes, actor=actor,
+                                          expires_at=expires_at)
+        if agent_id is not None:
+            api_key_bind(api_key=api_key, agent_id=agent_id, actor=actor)
+    return api_key, plaintext
+
+
+def _api_key_new(*, workspace: Workspace, name: str, scopes: str | list[str], actor: Actor,
+                 expires_at: datetime | None) -> tuple[ApiKey, str]:
     refuse_secrets(name=name)
     scopes = parse_scopes(scopes)
     name = name.strip() or "API key"

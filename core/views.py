@@ -7,7 +7,6 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.db import transaction
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import NoReverseMatch, reverse
@@ -153,16 +152,12 @@ def api_key_create(request):
     if request.POST.get("expires") and expires is None:
         messages.error(request, "The expiry must be a date (YYYY-MM-DD).")
         return redirect("api-keys", slug=request.workspace.slug)
-    actor = services.Actor.for_user(request.user)
     try:
-        with transaction.atomic():  # an unknown agent leaves no key behind
-            api_key, plaintext = services.api_key_create(
-                workspace=request.workspace, name=request.POST.get("name", "")[:200],
-                scopes=request.POST.getlist("scopes"), actor=actor,
-                expires_at=params.day_start(expires) if expires else None)
-            agent_id = _agent_id(request.POST.get("agent"))
-            if agent_id is not None:
-                services.api_key_bind(api_key=api_key, agent_id=agent_id, actor=actor)
+        api_key, plaintext = services.api_key_create(
+            workspace=request.workspace, name=request.POST.get("name", "")[:200],
+            scopes=request.POST.getlist("scopes"), actor=services.Actor.for_user(request.user),
+            expires_at=params.day_start(expires) if expires else None,
+            agent_id=_agent_id(request.POST.get("agent")))
     except (ApiError, ValidationError) as exc:
         messages.error(request, _problem(exc))
         return redirect("api-keys", slug=request.workspace.slug)
