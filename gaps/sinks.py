@@ -217,6 +217,26 @@ def issue_sync_queue(*, gap: CapabilityGap, open: bool, note: str) -> SinkDelive
     return _queue(gap, SinkAction.REOPEN if open else SinkAction.CLOSE, note)
 
 
+def delivery_retry(*, workspace: Workspace, delivery_id: int, actor: Actor) -> SinkDelivery:
+    """A person sends a failed delivery again (after fixing the token, say): it is pending
+    again and the caller enqueues it once the transaction commits. Only a failed open, close
+    or reopen (a test is re-run with the test button); the attempt itself re-checks whether
+    it is still due (the gap may have an issue by now, or be gone)."""
+    with transaction.atomic():
+        delivery = (SinkDelivery.objects.select_for_update().filter(pk=delivery_id, workspace=workspace).first())
+        if delivery is None:
+            raise NotFound("No such delivery in this workspace.")
+        if delivery.action == SinkAction.TEST:
+            raise Conflict("A test delivery is not retried: run the test again.")
+        if delivery.status != SinkDeliveryStatus.FAILED:
+            raise Conflict(f"Only a failed delivery can be retried; this one is {delivery.status}.")
+        delivery.status = SinkDeliveryStatus.PENDING
+        delivery.save(update_fields=["status"])
+        audit_record(workspace=workspace, actor=actor, verb="gap.delivery_retry", target=delivery,
+                     data={"action": delivery.action, "gap": delivery.gap_id, "attempts": delivery.attempts})
+    return delivery
+
+
 # --- one attempt (the task) ------------------------------------------------------------------
 
 def _body(gap: CapabilityGap) -> str:
