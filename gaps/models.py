@@ -204,6 +204,9 @@ class SinkDelivery(models.Model):
     last_error = models.TextField(blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     delivered_at = models.DateTimeField(null=True, blank=True)
+    # Set by the worker sending it (gaps.sinks.issue_deliver), cleared when it is done: two
+    # workers handed the same delivery (a retry and a redelivered task) send it once.
+    claimed_until = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         verbose_name_plural = "sink deliveries"

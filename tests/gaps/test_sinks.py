@@ -378,3 +378,51 @@ def test_the_policy_page_offers_retry_on_a_failed_delivery(client, owner, teamma
     refused = client.post(url, headers={"HX-Request": "true"})
     assert refused.status_code == 409 and "delivered" in refused.content.decode()
     assert client.post("/w/acme/gaps/policy/deliveries/987654/retry/").status_code == 404
+
+
+@pytest.mark.django_db(transaction=True)  # two workers, two connections
+def test_two_workers_handed_the_same_delivery_open_one_issue(workspace, tracker):
+    import threading
+
+    from django.db import connection as default_connection
+
+    sinks.sink_set(workspace=workspace, actor=SYSTEM, enabled=True, **github(tracker))
+    gap = CapabilityGap.objects.create(workspace=workspace, description="Export invoices as PDF", key="pdf",
+                                       status="todo_created", frequency=3)
+    delivery = sinks.issue_open_queue(gap=gap)
+    tracker.slow_next(1.5)  # the first worker's call is still out when the second starts
+    results: list = []
+
+    def worker():
+        try:
+            results.append(sinks.issue_deliver(delivery_id=delivery.pk))
+        finally:
+            default_connection.close()
+
+    first = threading.Thread(target=worker)
+    first.start()
+    while SinkDelivery.objects.filter(pk=delivery.pk, claimed_until__isnull=True).exists():
+        pass  # until the first worker has claimed it
+    second = threading.Thread(target=worker)
+    second.start()
+    first.join(30)
+    second.join(30)
+    assert sorted(str(r.status) if r else "none" for r in results) == ["delivered", "none"]
+    assert len(tracker.github) == 1
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.attempts, delivery.claimed_until) == ("delivered", 1, None)
+
+
+def test_a_claim_whose_worker_died_lapses(workspace, tracker):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    sinks.sink_set(workspace=workspace, actor=SYSTEM, enabled=True, **github(tracker))
+    gap = CapabilityGap.objects.create(workspace=workspace, description="Export invoices as PDF", key="pdf",
+                                       status="todo_created", frequency=3)
+    delivery = sinks.issue_open_queue(gap=gap)
+    SinkDelivery.objects.filter(pk=delivery.pk).update(claimed_until=timezone.now() + timedelta(seconds=60))
+    assert sinks.issue_deliver(delivery_id=delivery.pk) is None and tracker.github == {}  # someone is on it
+    SinkDelivery.objects.filter(pk=delivery.pk).update(claimed_until=timezone.now() - timedelta(seconds=1))
+    assert sinks.issue_deliver(delivery_id=delivery.pk).status == "delivered" and len(tracker.github) == 1
