@@ -9,7 +9,14 @@ from django.contrib.postgres.search import SearchQuery
 from django.db.models import Expression, F, Q, QuerySet
 from django.db.models.functions import Coalesce
 
-from conversations.models import Conversation, ConversationStatus, ConversationSummary, Interaction, InteractionBacklog
+from conversations.models import (
+    Conversation,
+    ConversationStatus,
+    ConversationSummary,
+    Interaction,
+    InteractionBacklog,
+    RebuildJob,
+)
 from core.models import Workspace
 
 
@@ -141,9 +148,18 @@ def conversations_quiet_past(*, cut: Expression, quiet_since: datetime) -> Query
     """Conversations with turns past `cut` (an expression giving, per conversation, the last
     interaction id a later layer has dealt with; OuterRef("pk") is the conversation) that went
     quiet: not active any more, or nothing logged since `quiet_since`."""
+    # A workspace being rebuilt is cut again from the start (conversations.rebuild): its
+    # tails wait for the rebuild, which would otherwise find them cut already.
     return (Conversation.objects.filter(last_interaction_pk__isnull=False)
+            .exclude(workspace_id__in=rebuilding_workspace_ids())
             .annotate(cut=Coalesce(cut, 0)).filter(last_interaction_pk__gt=F("cut"))
             .filter(~Q(status=ConversationStatus.ACTIVE) | Q(updated_at__lt=quiet_since)))
+
+
+def rebuilding_workspace_ids() -> QuerySet:
+    """The workspaces with an unfinished rebuild, as a subquery: the worker derives nothing
+    new for them until it is done (conversations.rebuild)."""
+    return RebuildJob.objects.filter(status__in=RebuildJob.UNFINISHED).values("workspace_id")
 
 
 def interactions_before(*, conversation_id: int, before_id: int, limit: int) -> list[Interaction]:
