@@ -5,6 +5,8 @@ changes what is current."""
 
 from __future__ import annotations
 
+from django.db import connection
+
 from entities.extraction import extract_profile, extract_relationships
 from entities.kinds import PREDICATES, is_who_kind
 from entities.models import Entity, ProfileStatus, ProfileValue, Relationship, RelationshipStatus
@@ -59,8 +61,14 @@ def entities_forget_derived(workspace_id: int) -> dict[str, int]:
     from the same message is refused by profile_unique_evidence, a relationship by
     `_proposed_before`). Entities themselves stay: messages name their senders, and a
     proposed entity is found again by its name (entity_propose), decided or not."""
+    with connection.cursor() as cursor:
+        # Profile values are insert-only (the immutability trigger); forgetting an undecided
+        # proposal is, like erasure, a delete on its own audited path (the rebuild's record).
+        cursor.execute("SELECT set_config('mnemo.erasure', 'on', true)")
     values = ProfileValue.objects.filter(workspace_id=workspace_id, status=ProfileStatus.CANDIDATE,
                                          decided_by__isnull=True, source__startswith="rule:").delete()[0]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT set_config('mnemo.erasure', 'off', true)")
     relationships = Relationship.objects.filter(workspace_id=workspace_id, status=RelationshipStatus.CANDIDATE,
                                                 source__startswith="rule:").delete()[0]
     items = review_items_forget(workspace_id=workspace_id, kinds=("profile_value", "relationship"))
