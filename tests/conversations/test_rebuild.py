@@ -276,3 +276,49 @@ def test_a_rebuild_killed_mid_way_finishes_when_run_again_equal_to_an_uninterrup
     job.refresh_from_db()
     assert (job.status, job.done) == ("ok", job.total)
     assert snapshot(workspace) == uninterrupted
+
+
+# --- the admin API ---------------------------------------------------------------------------
+
+def test_the_api_rebuilds_in_the_background_for_admins_only(workspace, api, admin_api, outsider_api, anon_api,
+                                                             make_key, eager_tasks):
+    seed(workspace)
+    before = snapshot(workspace)
+    _, read_only = make_key(workspace, scopes="read", name="reader")
+    from tests.helpers import ApiClient
+
+    for refused in (api, ApiClient(read_only)):
+        assert refused.post("/rebuild").status_code == 403
+    assert anon_api.post("/rebuild").status_code == 401
+    assert not RebuildJob.objects.exists()
+
+    started = admin_api.post("/rebuild", {"layers": ["concepts", "entities"]})
+    assert started.status_code == 202, started.content
+    job = started.json()
+    assert job["layers"] == ["entities", "concepts"]  # pipeline order
+    state = admin_api.get(f"/rebuild/{job['id']}").json()  # the eager task ran it already
+    assert (state["status"], state["phase"], state["done"]) == ("ok", "done", state["total"])
+    assert state["report"]["forgotten"]["profile values"] > 0
+    assert snapshot(workspace) == before
+    assert outsider_api.get(f"/rebuild/{job['id']}").status_code == 404
+    assert api.get(f"/rebuild/{job['id']}").status_code == 403
+    assert admin_api.get("/rebuild/00000000-0000-0000-0000-000000000000").status_code == 404
+    assert admin_api.get("/rebuild/not-a-uuid").status_code == 422
+
+
+@pytest.mark.parametrize("body", [{"layers": ["gaps"]}, {"layers": []}, {"layers": "memories"}, {"layers": [7]},
+                                  {"layers": ["x" * 41]}])
+def test_a_bad_rebuild_request_is_refused_and_starts_nothing(workspace, admin_api, body):
+    answer = admin_api.post("/rebuild", body)
+    assert answer.status_code == 422, answer.content
+    assert "error" in answer.json()
+    assert not RebuildJob.objects.exists()
+
+
+def test_a_rebuild_already_running_is_a_conflict(workspace, admin_api, other_workspace):
+    running = rebuild_start(workspace=workspace, layer_names=None)
+    RebuildJob.objects.filter(pk=running.pk).update(status="running")
+    answer = admin_api.post("/rebuild", {})
+    assert answer.status_code == 409 and answer.json()["error"]["details"]["rebuild_id"] == str(running.pk)
+    # Another workspace's rebuild is no obstacle.
+    assert rebuild_start(workspace=other_workspace, layer_names=None).workspace_id == other_workspace.pk
