@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -25,6 +26,7 @@ from django.db import connection
 from context.models import ConceptLink
 from conversations.models import Interaction, InteractionBacklog, InteractionIndex, RebuildJob
 from conversations.rebuild import rebuild_run, rebuild_start
+from conversations.tasks import rebuild_resume_stale
 from conversations.services import InteractionItem, interactions_index, interactions_log
 from core.services import Actor
 from entities.models import Entity, ProfileValue, Relationship
@@ -269,7 +271,8 @@ def test_a_rebuild_killed_mid_way_finishes_when_run_again_equal_to_an_uninterrup
         second = _command(workspace.slug, server.url, tmp_path)
         out, err = second.communicate(timeout=300)
         assert second.returncode == 0, err
-        assert f"Resuming rebuild {job.pk}" in err and "interactions" in err
+        assert f"Resuming rebuild {job.pk}" in err
+        assert re.search(rf"\d+ / {job.total} interactions \(\d+%\)", err), err  # the progress line
         assert "Rebuilt" in out
     finally:
         server.close()
@@ -322,3 +325,19 @@ def test_a_rebuild_already_running_is_a_conflict(workspace, admin_api, other_wor
     assert answer.status_code == 409 and answer.json()["error"]["details"]["rebuild_id"] == str(running.pk)
     # Another workspace's rebuild is no obstacle.
     assert rebuild_start(workspace=other_workspace, layer_names=None).workspace_id == other_workspace.pk
+
+
+def test_beat_restarts_a_rebuild_left_running_and_leaves_a_failed_one_to_a_person(workspace, other_workspace,
+                                                                                   eager_tasks):
+    seed(workspace)
+    before = snapshot(workspace)
+    stalled = rebuild_start(workspace=workspace, layer_names=["concepts"])
+    failed = rebuild_start(workspace=other_workspace, layer_names=["concepts"])
+    RebuildJob.objects.filter(pk=failed.pk).update(status="failed", updated_at=T0)
+    RebuildJob.objects.filter(pk=stalled.pk).update(status="running", updated_at=T0)
+    fresh = RebuildJob.objects.get(pk=stalled.pk)
+    assert rebuild_resume_stale() == [str(stalled.pk)]
+    stalled.refresh_from_db()
+    assert stalled.status == "ok" and snapshot(workspace) == before and fresh.status == "running"
+    assert RebuildJob.objects.get(pk=failed.pk).status == "failed"
+    assert rebuild_resume_stale() == []
