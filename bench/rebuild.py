@@ -26,12 +26,13 @@ from bench.harness import ROOT, machine, write_report  # noqa: E402
 
 SEED = """
 import json, time
+from datetime import datetime
 from conversations.services import InteractionItem, interactions_index, interactions_log
 from core.services import workspace_create
 from memory.models import Memory
 items = [InteractionItem(channel=i["channel"], channel_id=i["channel_id"], sender_name=i["sender_name"],
                          thread=i["thread"], direction=i["direction"], content=i["content"],
-                         occurred_at=i["occurred_at"], external_id=i["external_id"]) for i in json.load(open(%r))]
+                         occurred_at=datetime.fromisoformat(i["occurred_at"]), external_id=i["external_id"]) for i in json.load(open(%r))]
 ws = workspace_create(name="Rebuild bench", slug="rebuild-bench")
 ids = [r.id for r in interactions_log(workspace=ws, items=items)]
 started = time.monotonic()
