@@ -29,6 +29,7 @@ from conversations.models import (
     Interaction,
     InteractionBacklog,
     InteractionIndex,
+    RebuildJob,
 )
 from conversations.summarise import Turn, summarise
 from core import privacy
@@ -677,6 +678,8 @@ def interactions_index_missing(*, workspace_id: int, batch_size: int = PROCESS_C
     """Embed interactions that have neither an index row nor a backlog row: an imported log
     whose vectors came from another embedding model (core.archive). Only the embedding: what
     derives from them came with the archive. Returns how many it embedded."""
+    if RebuildJob.objects.filter(workspace_id=workspace_id, status__in=RebuildJob.UNFINISHED).exists():
+        return 0  # a rebuild embeds them again itself, in order (conversations.rebuild)
     waiting = InteractionBacklog.objects.filter(interaction_id=OuterRef("pk"))
     interactions = list(Interaction.objects.filter(workspace_id=workspace_id, index__isnull=True)
                         .exclude(Exists(waiting)).order_by("id")[:batch_size])
