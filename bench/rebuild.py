@@ -5,6 +5,12 @@ the way the worker does it (batches of 64), then rebuilt twice: the second run s
 cost of a rebuild that finds everything as it left it.
 
     .venv/bin/python bench/rebuild.py [--sample 0] [--json out.json]
+
+With --scale N: bench/scale.py's seeder fills a throw-away Mnemo with N interactions (and
+N/10 memories, index rows, concept links), and `manage.py rebuild --layer concepts` reads
+the whole log again: the runner's own cost per interaction (batches, locks, cursor) with a
+layer that calls no model. A full rebuild at that size re-embeds every message, which this
+2-core machine does at a few per second, so it was not run at 100k.
 """
 
 from __future__ import annotations
@@ -58,18 +64,55 @@ def manage(args: list[str], env: dict, timed: bool = False) -> tuple[subprocess.
     return done, figures
 
 
+def scale(args, report: dict) -> None:
+    import random
+
+    from bench.harness import launched, workspace_key
+    from bench.scale import build_pool, connect, dsn_for, embed_pool, generate
+
+    scale_args = argparse.Namespace(interactions=args.scale, memories=args.scale // 10, conversations=0,
+                                    speakers=200, noise=0.02, pool_generated=3000, chunk=25_000, seed=7, url=None,
+                                    dsn=None, var_dir=None)
+    pool = build_pool(3000 if locomo_data.available() else 6000, random.Random(7))
+    embed_pool(pool)
+    with launched(timeout=300) as mnemo:
+        dsn = dsn_for(scale_args, mnemo)
+        key = workspace_key(mnemo, "rebuild bench")
+        generate(scale_args, mnemo, dsn, pool, key)
+        with connect(dsn) as conn:
+            slug = conn.execute("SELECT w.slug FROM core_workspace w JOIN core_apikey k ON k.workspace_id = w.id "
+                                "WHERE k.prefix = %s", [key.split("_")[1]]).fetchone()[0]
+            links = conn.execute("SELECT count(*) FROM context_conceptlink").fetchone()[0]
+        env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "CELERY_BROKER_URL"}}
+        env["MNEMO_VAR_DIR"] = str(mnemo.var_dir)
+        report["concept_links_seeded"] = links
+        print("rebuilding the concepts layer …", flush=True)
+        done, report["rebuild_concepts"] = manage(["rebuild", "--workspace", slug, "--layer", "concepts"], env,
+                                                  timed=True)
+        report["rebuild_concepts"]["said"] = done.stdout.strip()
+        report["load_after"] = os.getloadavg()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sample", type=int, default=0)
+    parser.add_argument("--scale", type=int, help="Interactions of a generated workspace (concepts layer only).")
     parser.add_argument("--json")
     args = parser.parse_args()
+    if args.scale:
+        report = {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "machine": machine(),
+                  "load_before": os.getloadavg(), "interactions": args.scale}
+        scale(args, report)
+        print(report)
+        write_report(report, args.json)
+        return
     if not locomo_data.available():
         raise SystemExit("LoCoMo is not here (bench/locomo_data.py)")
     import json
 
     sample = locomo_data.load()[args.sample]
     report: dict = {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "machine": machine(),
-                    "sample": sample["sample_id"]}
+                    "sample": sample["sample_id"], "load_before": os.getloadavg()}
     with tempfile.TemporaryDirectory(prefix="mnemo-rebuild-") as tmp:
         env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "CELERY_BROKER_URL"}}
         env["MNEMO_VAR_DIR"] = tmp
