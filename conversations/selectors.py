@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from datetime import datetime
 
 from django.contrib.postgres.search import SearchQuery
-from django.db.models import Expression, F, Q, QuerySet
+from django.db.models import Exists, Expression, F, OuterRef, Q, QuerySet
 from django.db.models.functions import Coalesce
 
 from conversations.models import (
@@ -140,8 +140,14 @@ def entity_conversation_keys(*, workspace: Workspace) -> dict[int, set[str]]:
 def processed_interactions_after(*, conversation_id: int, after_id: int) -> list[Interaction]:
     """The conversation's interactions past `after_id` that background processing has
     reached (embedded), in the order they were logged."""
+    # A rebuild reading the log again (conversations.rebuild) has not reached the messages
+    # past its cursor yet: for the layers it rebuilds they are not processed, embedded or not
+    # (a rebuild of `memories` alone keeps the embeddings).
+    not_reached = RebuildJob.objects.filter(workspace_id=OuterRef("workspace_id"), status__in=RebuildJob.UNFINISHED,
+                                            phase=RebuildJob.Phase.DERIVE, cursor__lt=OuterRef("pk"),
+                                            high_water__gte=OuterRef("pk"))
     return list(Interaction.objects.filter(conversation_id=conversation_id, pk__gt=after_id, index__isnull=False)
-                .select_related("entity").order_by("id"))
+                .exclude(Exists(not_reached)).select_related("entity").order_by("id"))
 
 
 def conversations_quiet_past(*, cut: Expression, quiet_since: datetime) -> QuerySet[Conversation]:

@@ -161,6 +161,18 @@ def test_peoples_decisions_survive_a_rebuild(workspace, owner):
     assert not Interaction.objects.filter(entity=email).exists()
 
 
+def test_memories_rebuilt_alone_equal_the_first_derivation_and_keep_the_embeddings(workspace):
+    seed(workspace)
+    before = snapshot(workspace)
+    index_times = dict(InteractionIndex.objects.filter(workspace=workspace).values_list("interaction_id", "processed_at"))
+    job = rebuild(workspace, layers=["memories"])
+    assert job.report["forgotten"]["memories"] > 0 and "concept links" not in job.report["forgotten"]
+    # Episodes are cut as the log is read again, though every message kept its embedding.
+    assert snapshot(workspace) == before
+    assert dict(InteractionIndex.objects.filter(workspace=workspace)
+                .values_list("interaction_id", "processed_at")) == index_times
+
+
 def test_a_layer_named_is_the_only_one_touched(workspace):
     seed(workspace)
     before = snapshot(workspace)
