@@ -8,5 +8,6 @@ LAYER = Layer(
     name="concepts",
     write=services.interactions_link_concepts,
     erase=services.context_erase,
+    reset=services.concept_links_forget,
     archive=archive.TABLES,
 )

@@ -504,6 +504,13 @@ def interactions_link_concepts(interactions, drafts=None) -> None:
                         [b for (_, _, b), _ in rows], [n for _, n in rows]])
 
 
+def concept_links_forget(workspace_id: int) -> dict[str, int]:
+    """The concepts layer's `reset` for a rebuild from the log (issue 19 part 5): links are
+    counts of what the messages said together, nobody decides them, so all go and the log
+    counts them again (their decay starts over)."""
+    return {"concept links": ConceptLink.objects.filter(workspace_id=workspace_id).delete()[0]}
+
+
 def concept_links_decay(*, workspace_id: int, as_of: datetime, half_life_days: float | None = None,
                         batch: int | None = None, max_rows: int | None = None) -> dict:
     """The nightly decay of the workspace's links (issue 19 part 2, as memories decay: see

@@ -13,6 +13,7 @@ LAYER = Layer(
     erase=erasure.log_erase,
     move=erasure.log_move,
     restore=erasure.log_restore,
+    reset=services.interactions_index_forget,
     pending={
         "interactions": selectors.interactions_unprocessed_count,
         "conversation summaries": selectors.summaries_due_count,

@@ -1,3 +1,5 @@
+import uuid
+
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
@@ -195,3 +197,56 @@ class ConversationSummary(models.Model):
 
     def __str__(self) -> str:
         return f"summary #{self.pk} of conversation {self.conversation_id}"
+
+
+class RebuildJob(models.Model):
+    """A rebuild of a workspace's derived layers from its log (issue 19 part 5,
+    conversations.rebuild): which layers, how far it got, how it went. Durable, so a run
+    killed mid-way resumes where its last committed batch ended. While a workspace has an
+    unfinished rebuild, the worker leaves its new messages waiting in the backlog (they
+    are derived once the rebuild is done, in order), so nothing is derived twice or lost."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        OK = "ok"
+        FAILED = "failed"  # resumable: run it again
+
+    class Phase(models.TextChoices):
+        RESET = "reset"  # nothing forgotten yet
+        DERIVE = "derive"  # forgotten; deriving again past `cursor`
+        DONE = "done"
+
+    UNFINISHED = (Status.QUEUED, Status.RUNNING, Status.FAILED)
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    layers = models.JSONField(default=list, help_text="The layers re-derived, in pipeline order.")
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED)
+    phase = models.CharField(max_length=8, choices=Phase.choices, default=Phase.RESET)
+    # The log as it stood when the layers were reset: interactions up to `high_water` that
+    # were not waiting in the backlog then. Later ones are the worker's, after the rebuild.
+    high_water = models.BigIntegerField(default=0)
+    cursor = models.BigIntegerField(default=0, help_text="The last interaction re-derived.")
+    total = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0)
+    report = models.JSONField(default=dict, blank=True, help_text="Rows forgotten per layer; the error if it failed.")
+    requested_by = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(status__in=["queued", "running", "ok", "failed"]),
+                                   name="rebuildjob_status_valid"),
+            models.CheckConstraint(condition=models.Q(phase__in=["reset", "derive", "done"]),
+                                   name="rebuildjob_phase_valid"),
+            # One unfinished rebuild per workspace: a second would reset under the first.
+            models.UniqueConstraint(fields=["workspace"], condition=models.Q(status__in=["queued", "running", "failed"]),
+                                    name="rebuildjob_one_unfinished"),
+        ]
+
+    def __str__(self) -> str:
+        return f"rebuild {self.pk} of workspace {self.workspace_id} ({self.status}, {self.phase})"

@@ -1,6 +1,7 @@
 import json
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+from uuid import UUID
 
 from django.conf import settings
 from django.core.exceptions import ObjectDoesNotExist
@@ -185,3 +186,22 @@ class ContextOut(Schema):
 class ConversationPage(Schema):
     count: int
     items: list[ConversationOut]
+
+
+class RebuildIn(Schema):
+    layers: list[Annotated[str, Field(max_length=40)]] | None = Field(
+        None, min_length=1, max_length=20,
+        description="The layers to rebuild, e.g. memories (default: every layer that can be: interactions, entities, "
+                    "memories, concepts).")
+
+
+class RebuildOut(Schema):
+    id: UUID
+    layers: list[str]
+    status: str
+    phase: str
+    total: int = Field(description="Interactions to read again.")
+    done: int
+    report: dict = Field(description="Rows forgotten per layer; the error if it failed.")
+    created_at: datetime
+    finished_at: datetime | None

@@ -6,10 +6,17 @@ from collections.abc import Iterator
 from datetime import datetime
 
 from django.contrib.postgres.search import SearchQuery
-from django.db.models import Expression, F, Q, QuerySet
+from django.db.models import Exists, Expression, F, OuterRef, Q, QuerySet
 from django.db.models.functions import Coalesce
 
-from conversations.models import Conversation, ConversationStatus, ConversationSummary, Interaction, InteractionBacklog
+from conversations.models import (
+    Conversation,
+    ConversationStatus,
+    ConversationSummary,
+    Interaction,
+    InteractionBacklog,
+    RebuildJob,
+)
 from core.models import Workspace
 
 
@@ -133,17 +140,32 @@ def entity_conversation_keys(*, workspace: Workspace) -> dict[int, set[str]]:
 def processed_interactions_after(*, conversation_id: int, after_id: int) -> list[Interaction]:
     """The conversation's interactions past `after_id` that background processing has
     reached (embedded), in the order they were logged."""
+    # A rebuild reading the log again (conversations.rebuild) has not reached the messages
+    # past its cursor yet: for the layers it rebuilds they are not processed, embedded or not
+    # (a rebuild of `memories` alone keeps the embeddings).
+    not_reached = RebuildJob.objects.filter(workspace_id=OuterRef("workspace_id"), status__in=RebuildJob.UNFINISHED,
+                                            phase=RebuildJob.Phase.DERIVE, cursor__lt=OuterRef("pk"),
+                                            high_water__gte=OuterRef("pk"))
     return list(Interaction.objects.filter(conversation_id=conversation_id, pk__gt=after_id, index__isnull=False)
-                .select_related("entity").order_by("id"))
+                .exclude(Exists(not_reached)).select_related("entity").order_by("id"))
 
 
 def conversations_quiet_past(*, cut: Expression, quiet_since: datetime) -> QuerySet[Conversation]:
     """Conversations with turns past `cut` (an expression giving, per conversation, the last
     interaction id a later layer has dealt with; OuterRef("pk") is the conversation) that went
     quiet: not active any more, or nothing logged since `quiet_since`."""
+    # A workspace being rebuilt is cut again from the start (conversations.rebuild): its
+    # tails wait for the rebuild, which would otherwise find them cut already.
     return (Conversation.objects.filter(last_interaction_pk__isnull=False)
+            .exclude(workspace_id__in=rebuilding_workspace_ids())
             .annotate(cut=Coalesce(cut, 0)).filter(last_interaction_pk__gt=F("cut"))
             .filter(~Q(status=ConversationStatus.ACTIVE) | Q(updated_at__lt=quiet_since)))
+
+
+def rebuilding_workspace_ids() -> QuerySet:
+    """The workspaces with an unfinished rebuild, as a subquery: the worker derives nothing
+    new for them until it is done (conversations.rebuild)."""
+    return RebuildJob.objects.filter(status__in=RebuildJob.UNFINISHED).values("workspace_id")
 
 
 def interactions_before(*, conversation_id: int, before_id: int, limit: int) -> list[Interaction]:

@@ -29,6 +29,7 @@ from conversations.models import (
     Interaction,
     InteractionBacklog,
     InteractionIndex,
+    RebuildJob,
 )
 from conversations.summarise import Turn, summarise
 from core import privacy
@@ -386,25 +387,47 @@ def interactions_index(*, interaction_ids: list[int], batch_size: int = PROCESS_
         return 0
     try:
         interactions = list(Interaction.objects.filter(pk__in=claimed).select_related("entity").order_by("id"))
-        drafts = {layer.name: layer.prepare(interactions) for layer in layers() if layer.prepare}
+        drafts = layers_prepare(interactions, layers())
         written = _write(claimed=claimed, token=token, drafts=drafts)
     except BaseException:
         # A provider error or a conflict past its retries: the task's retry (or any other
         # worker) may take the rows at once instead of waiting for the lease to run out.
         _release(token=token)
         raise
-    for layer in layers():
+    layers_after_write(written, layers())
+    return len(written)
+
+
+# The three steps of deriving, over a chosen list of layers: every layer for new messages
+# (interactions_index), the ones being rebuilt for the log again (conversations.rebuild).
+
+def layers_prepare(interactions: list[Interaction], chosen) -> dict:
+    """No transaction, no lock: the layers' provider calls."""
+    return {layer.name: layer.prepare(interactions) for layer in chosen if layer.prepare}
+
+
+def layers_write(interactions: list[Interaction], drafts: dict, chosen) -> None:
+    """Inside the writing transaction, under the workspaces' memory lock (rank 3)."""
+    lock_workspaces("memory", workspace_ids={i.workspace_id for i in interactions})
+    for layer in chosen:
+        if layer.write:
+            layer.write(interactions, drafts.get(layer.name))
+
+
+def layers_after_write(written: list[Interaction], chosen) -> None:
+    for layer in chosen:
         if layer.after_write and written:
             layer.after_write(written)
-    return len(written)
 
 
 @retry_on_conflict
 @transaction.atomic
 def _claim(*, interaction_ids: list[int], batch_size: int, token: str) -> list[int]:
     now = timezone.now()
+    # A workspace being rebuilt keeps its new messages waiting until the rebuild is done
+    # (conversations.rebuild): derived now, they would be derived before the older ones.
     free = InteractionBacklog.objects.select_for_update(skip_locked=True).filter(
-        Q(lease_until__isnull=True) | Q(lease_until__lt=now))
+        Q(lease_until__isnull=True) | Q(lease_until__lt=now)).exclude(workspace_id__in=selectors.rebuilding_workspace_ids())
     claimed = list(free.filter(interaction_id__in=interaction_ids).order_by("interaction_id")
                    .values_list("interaction_id", flat=True)[:batch_size])
     room = batch_size - len(claimed)
@@ -431,10 +454,7 @@ def _write(*, claimed: list[int], token: str, drafts: dict) -> list[Interaction]
     if not mine:
         return []
     interactions = list(Interaction.objects.filter(pk__in=mine).select_related("entity").order_by("id"))
-    lock_workspaces("memory", workspace_ids={i.workspace_id for i in interactions})
-    for layer in layers():
-        if layer.write:
-            layer.write(interactions, drafts.get(layer.name))
+    layers_write(interactions, drafts, layers())
     InteractionBacklog.objects.filter(interaction_id__in=mine).delete()
     return interactions
 
@@ -448,6 +468,7 @@ def interactions_backlog_drain(*, older_than_seconds: int = 30, max_batches: int
     for _ in range(max_batches):
         stale = list(InteractionBacklog.objects.filter(created_at__lt=cutoff)
                      .filter(Q(lease_until__isnull=True) | Q(lease_until__lt=timezone.now()))
+                     .exclude(workspace_id__in=selectors.rebuilding_workspace_ids())
                      .order_by("interaction_id").values_list("interaction_id", flat=True)[:PROCESS_CHUNK])
         if not stale:
             break
@@ -482,6 +503,15 @@ def interactions_index_write(interactions, drafts: IndexDrafts) -> None:
                           model=drafts.model, processed_at=now) for i in interactions],
         ignore_conflicts=True,
     )
+
+
+def interactions_index_forget(workspace_id: int) -> dict[str, int]:
+    """The log layer's `reset` for a rebuild (issue 19 part 5): the processed interactions
+    count as unprocessed again, so later layers see them arrive in order (episodes are cut
+    as the log is read again) and each is embedded afresh (a new embedding model)."""
+    waiting = InteractionBacklog.objects.filter(interaction_id=OuterRef("interaction_id"))
+    removed = InteractionIndex.objects.filter(workspace_id=workspace_id).exclude(Exists(waiting)).delete()[0]
+    return {"interaction embeddings": removed}
 
 
 # --- conversation lifecycle -------------------------------------------------------------------
@@ -648,6 +678,8 @@ def interactions_index_missing(*, workspace_id: int, batch_size: int = PROCESS_C
     """Embed interactions that have neither an index row nor a backlog row: an imported log
     whose vectors came from another embedding model (core.archive). Only the embedding: what
     derives from them came with the archive. Returns how many it embedded."""
+    if RebuildJob.objects.filter(workspace_id=workspace_id, status__in=RebuildJob.UNFINISHED).exists():
+        return 0  # a rebuild embeds them again itself, in order (conversations.rebuild)
     waiting = InteractionBacklog.objects.filter(interaction_id=OuterRef("pk"))
     interactions = list(Interaction.objects.filter(workspace_id=workspace_id, index__isnull=True)
                         .exclude(Exists(waiting)).order_by("id")[:batch_size])

@@ -4,6 +4,7 @@ from celery import shared_task
 from django.db import OperationalError
 
 from conversations import services
+from conversations.rebuild import rebuild_run, rebuilds_resume_stale
 from core.concurrency import is_retryable_conflict
 from core.models import Workspace
 from core.providers import ProviderError
@@ -66,3 +67,19 @@ def index_missing(workspace_id: int) -> int:
     while (batch := services.interactions_index_missing(workspace_id=workspace_id)) > 0:
         done += batch
     return done
+
+
+@shared_task(name="conversations.rebuild", acks_late=True)
+def rebuild(job_id: str) -> int:
+    """A rebuild the API started (conversations.rebuild), or one the beat found stalled.
+    Resumable, so a redelivered task carries on where the last committed batch ended."""
+    return rebuild_run(job_id=job_id, trigger="api").done
+
+
+@shared_task(name="conversations.rebuild_resume_stale", acks_late=True)
+def rebuild_resume_stale() -> list[str]:
+    """Beat: rebuilds whose runner died mid-way are started again."""
+    stale = rebuilds_resume_stale()
+    for job_id in stale:
+        rebuild.delay(job_id)
+    return stale

@@ -12,7 +12,8 @@ lock of an earlier rank after one of a later rank:
 2. Backlog rows (`InteractionBacklog`): the worker claims them with SKIP LOCKED, so
    claiming never waits, and leases them in a transaction of its own; it locks them
    again in the transaction that writes what it derived; erasure locks those of the
-   erased interactions.
+   erased interactions. A rebuild's `RebuildJob` row ranks here too: the rebuild takes
+   the ingest lock, then its job row, then the memory lock (conversations.rebuild).
 3. The workspace's memory lock (`lock_workspaces("memory")`): storing, folding and
    erasing memories. The worker takes it for the workspaces of the rows it re-locked
    before it runs the layers' `write` (`conversations.services.interactions_index`), so

@@ -73,6 +73,12 @@ class Layer:
     # core.archive.tables.Table objects: this layer's rows in a workspace archive (export and
     # import, issue 19 part 6). A table listed here travels with every field it has.
     archive: Sequence[Any] = ()
+    # workspace id -> {what: rows removed}, inside the transaction that starts a rebuild
+    # (issue 19 part 5, conversations.rebuild): forget what this layer derived from the log
+    # that no person decided, so running `write` over the log again derives it afresh.
+    # What a person approved, edited, rejected or merged stays, and `write` must not
+    # propose a rejected claim again. A layer without it is left alone by a rebuild.
+    reset: Callable[[int], dict[str, int]] | None = None
 
 
 def layers() -> tuple[Layer, ...]:
@@ -141,6 +147,11 @@ def search_kinds() -> dict[str, Any]:
                 raise ValueError(f"search kind {name!r} is offered by two layers")
             found[name] = kind
     return found
+
+
+def rebuildable() -> tuple[Layer, ...]:
+    """The layers a rebuild re-derives (those with a `reset`), in pipeline order."""
+    return tuple(layer for layer in layers() if layer.reset)
 
 
 def review_kinds() -> list[Any]:

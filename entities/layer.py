@@ -6,12 +6,13 @@ point of erasure and merging), so this layer has no eraser or mover."""
 from core.layers import Layer
 from entities import archive, review, search, selectors
 from entities.services.embedding import interactions_embed_entities
-from entities.services.extracting import interactions_extract
+from entities.services.extracting import entities_forget_derived, interactions_extract
 
 LAYER = Layer(
     name="entities",
     write=interactions_extract,
     after_write=interactions_embed_entities,
+    reset=entities_forget_derived,
     review_kinds=review.KINDS,
     pending={"entities to embed": selectors.embedding_pending_count},
     counts={"Entities": selectors.entity_count, "Link suggestions": selectors.link_suggestion_pending_count},

@@ -4,6 +4,7 @@ review kinds, what an erasure removes and a merge moves, and its counts."""
 
 from core.layers import Layer
 from memory import archive, review, search, selectors, services, tasks
+from memory.services.rebuilding import memories_forget_derived
 
 LAYER = Layer(
     name="memories",
@@ -12,6 +13,7 @@ LAYER = Layer(
     erase=services.memories_erase,
     move=services.memories_move,
     restore=services.memories_restore,
+    reset=memories_forget_derived,
     review_kinds=review.KINDS,
     pending={"memories to embed": selectors.memory_pending_count, "episode tails": selectors.episode_tails_count},
     counts={"Memory candidates": selectors.memory_candidate_count},

@@ -12,6 +12,7 @@ from conversations.selectors import conversations_quiet_past
 from core.errors import NotFound
 from core.models import AuditEvent, Workspace
 from memory.models import (
+    OPEN_STATUSES,
     Censor,
     EpisodeCursor,
     Graduation,
@@ -236,3 +237,12 @@ def memory_counts(*, workspace_id: int) -> dict[str, dict[str, int]]:
     for status, type_, n in grouped:
         counts.setdefault(status, {})[type_] = n
     return counts
+
+
+def closed_claims(*, interaction_ids) -> set[tuple[str, str, int]]:
+    """(type, text hash, interaction) of every memory no longer open — rejected, the original
+    of an edit, merged away, graduated, archived — citing these interactions: the claims a
+    rebuild must not propose again (memory.services.rebuilding)."""
+    return set(MemoryEvidence.objects.filter(interaction_id__in=list(interaction_ids))
+               .exclude(memory__status__in=OPEN_STATUSES)
+               .values_list("memory__type", "memory__text_hash", "interaction_id"))

@@ -18,6 +18,7 @@ from ninja.parser import Parser
 
 from conversations.api import conversations_router
 from conversations.api import router as interactions_router
+from conversations.api_rebuild import router as rebuild_router
 from core.api import router as core_router
 from core.api_archive import router as archive_router
 from entities.api import router as entities_router
@@ -251,6 +252,7 @@ def _server_error(request: HttpRequest, exc: Exception) -> HttpResponse:
 
 api.add_router("/", core_router)
 api.add_router("/", archive_router)
+api.add_router("/", rebuild_router)
 api.add_router("/", interactions_router)
 api.add_router("/", conversations_router)
 api.add_router("/", entities_router)

@@ -40,6 +40,10 @@ app.conf.beat_schedule = {
     # Every new interaction has its own task; this catches the ones whose task was lost
     # (a killed worker, a broker restart) within about a minute and a half.
     "conversations-drain-backlog": {"task": "conversations.drain_backlog", "schedule": 60.0},
+    # A rebuild keeps its workspace's new messages waiting until it is done: one whose runner
+    # died (a killed worker) must not hold them for long, nor be restarted while it still
+    # runs (a batch takes seconds; 10 minutes without one means nobody is running it).
+    "conversations-rebuild-resume-stale": {"task": "conversations.rebuild_resume_stale", "schedule": 5 * 60.0},
     # New handles arrive all day, but a person reviews suggestions at human pace: every
     # 15 minutes keeps the list fresh; the scan blocks on names so it stays cheap.
     "conversations-suggest-identity-links": {"task": "conversations.suggest_identity_links", "schedule": 15 * 60.0},

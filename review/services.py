@@ -596,9 +596,26 @@ def review_items_erase(entity, interaction_ids: list[int]) -> dict[str, int]:
         targets = dict(rows.filter(kind=kind.name).exclude(pk__in=doomed).values_list("pk", "target_id"))
         alive = kind.alive(list(set(targets.values())))
         doomed |= {pk for pk, target in targets.items() if target not in alive}
+    return {"review_items": _items_delete(entity.workspace_id, doomed)}
+
+
+def _items_delete(workspace_id: int, doomed: set[int]) -> int:
     claims = set(ReviewItem.objects.filter(pk__in=doomed).values_list("claim_id", flat=True)) - {None}
-    deliveries_erase(workspace_id=entity.workspace_id, key="item_id", ids=doomed)  # review.decided copies
+    deliveries_erase(workspace_id=workspace_id, key="item_id", ids=doomed)  # review.decided copies
     removed = ReviewItem.objects.filter(pk__in=doomed).delete()[1].get(ReviewItem._meta.label, 0)
     # A claim's label quotes its first facet: it goes with its last one.
     Claim.objects.filter(pk__in=claims).exclude(Exists(ReviewItem.objects.filter(claim=OuterRef("pk")))).delete()
-    return {"review_items": removed}
+    return removed
+
+
+def review_items_forget(*, workspace_id: int, kinds: tuple[str, ...]) -> int:
+    """A rebuild (conversations.rebuild) forgot the undecided rows these kinds propose: their
+    items go, and the claims left without a facet. An item whose target is still there stays
+    with its decision. Returns how many items were removed."""
+    rows = ReviewItem.objects.filter(workspace_id=workspace_id)
+    doomed: set[int] = set()
+    for name in kinds:
+        targets = dict(rows.filter(kind=name).values_list("pk", "target_id"))
+        alive = kind_get(name).alive(list(set(targets.values())))
+        doomed |= {pk for pk, target in targets.items() if target not in alive}
+    return _items_delete(workspace_id, doomed)

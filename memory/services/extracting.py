@@ -27,8 +27,10 @@ from core.errors import ApiError
 from core.providers import ProviderError, get_embedder, get_llm
 from core.safe_text import SecretRefused
 from entities.services import entity_propose
+from memory import rules
 from memory.extraction import MemoryCandidate, episode, extract
 from memory.models import EpisodeCursor, MemoryType
+from memory.selectors import closed_claims
 from memory.services.graduation import graduation_check_extractor
 from memory.services.memories import EPISODE_RULE, Draft, Evidence, memory_store
 from memory.services.procedures import censor_create, procedure_create
@@ -212,10 +214,20 @@ def interactions_write_memories(interactions: Sequence, drafts: MemoryDrafts) ->
     cuts = [_cut(conversation_id=cid, flush=False) for cid in sorted({i.conversation_id for i in interactions})]
     for cut in cuts:
         items += [(_Pending(d), cut.workspace_id) for d in cut.drafts]
+    closed = closed_claims(interaction_ids=alive)
     for item, workspace_id in items:
+        if _closed(item.draft, closed):
+            continue
         _store(item, workspace_id, drafts.vectors.get(item.draft.text), dedup_near=item.draft.rule != EPISODE_RULE)
     for cut in cuts:
         cut.advance()
+
+
+def _closed(draft: Draft, closed: set[tuple[str, str, int]]) -> bool:
+    """A claim a person closed (rejected, edited, merged away…) derived again from the same
+    messages, as a rebuild does (memory.services.rebuilding): not proposed again."""
+    key = (draft.type, rules.text_hash(draft.text))
+    return bool(draft.evidence) and all((*key, e.interaction_id) in closed for e in draft.evidence)
 
 
 # --- episodes -------------------------------------------------------------------------------
