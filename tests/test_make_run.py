@@ -129,37 +129,57 @@ def var_dir():
     shutil.rmtree(root, ignore_errors=True)
 
 
+class FirstRun:
+    """The module's one real first run: the launcher on an empty var/ (initdb, migrations,
+    workspace, admin and key, static files). The first test checks it while it serves and
+    stops it; the tests about later runs start from copies of the var/ it leaves."""
+
+    def __init__(self):
+        self.root = _temporary_root()
+        self.var_dir = self.root / "var"
+        self.run = Run(self.var_dir, free_port())
+
+    def stop(self) -> int:
+        """Ctrl-C, once; the launcher's exit code."""
+        if self.run.proc.returncode is None:
+            self.run.interrupt()
+        return self.run.proc.returncode
+
+    def stopped(self) -> tuple[Path, str]:
+        """(The var/ of the finished first run, its API key), for copies; the run is stopped
+        (cleanly) first if the first test did not run."""
+        assert self.run.wait_for_line("Mnemo is serving", timeout=300), self.run.output
+        assert self.stop() == 0, self.run.output
+        assert embedded_db.running_server(self.var_dir / "pg") is None
+        return self.var_dir, KEY.search(self.run.output).group(1)
+
+
 @pytest.fixture(scope="module")
 def first_run():
-    """A var/ that has been through one first run and a clean stop (database created and
-    migrated, workspace, admin and key made, static files collected), and its API key.
-    The tests about later runs start from a copy of it: each would otherwise spend most of
+    """Started once per module: each test about a later run would otherwise spend most of
     its time on initdb and migrations, which the first test already covers."""
-    root = _temporary_root()
-    run = Run(root / "var", free_port())
+    first = FirstRun()
     try:
-        assert run.wait_for_line("Mnemo is serving", timeout=300), run.output
-        key = KEY.search(run.output).group(1)
+        yield first
     finally:
-        code = run.interrupt()
-    assert code == 0, run.output
-    assert embedded_db.running_server(root / "var" / "pg") is None
-    yield root / "var", key
-    shutil.rmtree(root, ignore_errors=True)
+        if first.run.proc.poll() is None:
+            first.run.interrupt()
+        embedded_db.stop(first.var_dir / "pg")  # only if a failed assertion left it running
+        shutil.rmtree(first.root, ignore_errors=True)
 
 
 @pytest.fixture
 def used_var_dir(var_dir, first_run):
     """(var/ copied from the first run, its API key)."""
-    template, key = first_run
+    template, key = first_run.stopped()
     # cp -a keeps the owners: PostgreSQL runs as another user when the tests run as root.
     subprocess.run(["cp", "-a", str(template), str(var_dir)], check=True)
     return var_dir, key
 
 
-def test_make_run_serves_stops_cleanly_and_restarts_without_duplicates(var_dir):
-    pgdata = var_dir / "pg"
-    run = Run(var_dir, free_port())
+def test_make_run_serves_and_stops_cleanly(first_run):
+    run = first_run.run
+    pgdata = first_run.var_dir / "pg"
     try:
         assert run.wait_for_line("Mnemo is serving", timeout=90), run.output
         # The issue's bar: health answers within 90 seconds of starting.
@@ -185,7 +205,7 @@ def test_make_run_serves_stops_cleanly_and_restarts_without_duplicates(var_dir):
 
         # A manage.py command from a second terminal finds the running database.
         env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "DJANGO_SETTINGS_MODULE"}}
-        env["MNEMO_VAR_DIR"] = str(var_dir)
+        env["MNEMO_VAR_DIR"] = str(first_run.var_dir)
         made = subprocess.run(
             [sys.executable, "manage.py", "create_api_key", "--workspace", "default", "--scopes", "read"],
             cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
@@ -199,35 +219,40 @@ def test_make_run_serves_stops_cleanly_and_restarts_without_duplicates(var_dir):
         processes = run.children()
         postmaster = embedded_db.running_server(pgdata).pid
     finally:
-        code = run.interrupt()
+        code = first_run.stop()
     assert code == 0, run.output
     assert "all stopped" in run.output
     assert embedded_db.running_server(pgdata) is None
     assert not psutil.pid_exists(postmaster) or psutil.Process(postmaster).status() == psutil.STATUS_ZOMBIE
     assert not [p for p in processes if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
 
-    again = Run(var_dir, free_port())
-    try:
-        assert again.wait_for_line("Mnemo is serving", timeout=90), again.output
-        assert "First run" not in again.output
-        assert again.get("/api/v1/status", key)[0] == 200
-    finally:
-        assert again.interrupt() == 0
-    assert embedded_db.running_server(pgdata) is None
 
+def test_a_later_run_reuses_everything_refuses_a_second_and_stops_when_nobody_reads_the_output(used_var_dir):
+    # One later start, checked three ways: it bootstraps nothing again, a second `make run`
+    # beside it is refused, and it stops cleanly with nobody reading its output.
+    var_dir, key = used_var_dir
+    run = Run(var_dir, free_port())
+    assert run.wait_for_line("Mnemo is serving", timeout=90), run.output
+    assert "First run" not in run.output
+    assert run.get("/api/v1/status", key)[0] == 200
 
-def test_a_second_make_run_is_refused_while_one_runs(used_var_dir):
-    var_dir, _ = used_var_dir
-    first = Run(var_dir, free_port())
-    try:
-        assert first.wait_for_line("Mnemo is serving", timeout=90), first.output
-        second = Run(var_dir, free_port())
-        assert second.proc.wait(timeout=60) == 1
-        assert "already running" in second.output
-        # The refused second run left the first one's database alone.
-        assert first.get("/api/v1/ready")[0] == 200
-    finally:
-        assert first.interrupt() == 0
+    second = Run(var_dir, free_port())
+    assert second.proc.wait(timeout=60) == 1
+    assert "already running" in second.output
+    # The refused second run left the first one's database alone.
+    assert run.get("/api/v1/ready")[0] == 200
+
+    # A closed terminal or pipe once made the launcher die mid-shutdown (BrokenPipeError),
+    # leaving gunicorn and a Celery worker running without their database.
+    processes = run.children()
+    run.proc.stdout.close()  # the reader goes away
+    run.proc.send_signal(signal.SIGTERM)
+    run.proc.wait(timeout=60)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in processes):
+        time.sleep(0.2)
+    assert not [p for p in processes if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    assert embedded_db.running_server(var_dir / "pg") is None
 
 
 def test_make_run_uses_celery_broker_url_when_set(used_var_dir, monkeypatch):
@@ -249,23 +274,6 @@ def test_make_run_uses_celery_broker_url_when_set(used_var_dir, monkeypatch):
         assert run.proc.poll() is None and "exited with status" not in run.output, run.output
     finally:
         assert run.interrupt() == 0
-
-
-def test_stopping_works_even_when_nobody_reads_the_output_any_more(used_var_dir):
-    var_dir, _ = used_var_dir
-    # A closed terminal or pipe once made the launcher die mid-shutdown (BrokenPipeError),
-    # leaving gunicorn and a Celery worker running without their database.
-    run = Run(var_dir, free_port())
-    assert run.wait_for_line("Mnemo is serving", timeout=90), run.output
-    processes = run.children()
-    run.proc.stdout.close()  # the reader goes away
-    run.proc.send_signal(signal.SIGTERM)
-    run.proc.wait(timeout=60)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in processes):
-        time.sleep(0.2)
-    assert not [p for p in processes if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
-    assert embedded_db.running_server(var_dir / "pg") is None
 
 
 # -- under attack and failure ------------------------------------------------------------------
