@@ -108,8 +108,9 @@ def _pretty(state: str) -> str:
 def _diff(old: str, new: str, old_name: str, new_name: str) -> tuple[list[tuple[str, str]], bool]:
     """(css class, line) of the unified diff between two shown states, and whether it was cut."""
     lines = list(difflib.unified_diff(old.splitlines(), new.splitlines(), old_name, new_name, lineterm=""))
-    styled = [("add" if line.startswith("+") else "del" if line.startswith("-") else
-               "hunk" if line.startswith("@@") else "", line) for line in lines[:DIFF_LINES]]
+    # The first two lines name the two states (---/+++), then hunks (@@) of changed lines.
+    styled = [("hunk" if index < 2 or line.startswith("@@") else "add" if line.startswith("+") else
+               "del" if line.startswith("-") else "", line) for index, line in enumerate(lines[:DIFF_LINES])]
     return styled, len(lines) > DIFF_LINES
 
 
