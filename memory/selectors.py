@@ -327,11 +327,15 @@ def working_session_list(*, workspace: Workspace, text: str | None = None,
     return _written_by_agent(rows, WORKING_SESSION, agent_id).order_by("-updated_at", "-id")
 
 
-def working_session_by_id(*, workspace: Workspace, session_id: int) -> WorkingSession:
-    row = WorkingSession.objects.filter(workspace=workspace, pk=session_id).first()
+def _by_id(model, workspace: Workspace, pk: int, what: str):
+    row = model.objects.filter(workspace=workspace, pk=pk).first()
     if row is None:
-        raise NotFound(f"Working memory session {session_id} not found.")
+        raise NotFound(f"{what} {pk} not found.")
     return row
+
+
+def working_session_by_id(*, workspace: Workspace, session_id: int) -> WorkingSession:
+    return _by_id(WorkingSession, workspace, session_id, "Working memory session")
 
 
 def working_evicted(*, session: WorkingSession) -> QuerySet[WorkingMemoryItem]:
@@ -347,10 +351,7 @@ def scratchpad_list(*, workspace: Workspace, text: str | None = None,
 
 
 def scratchpad_by_id(*, workspace: Workspace, scratchpad_id: int) -> Scratchpad:
-    row = Scratchpad.objects.filter(workspace=workspace, pk=scratchpad_id).first()
-    if row is None:
-        raise NotFound(f"Scratchpad {scratchpad_id} not found.")
-    return row
+    return _by_id(Scratchpad, workspace, scratchpad_id, "Scratchpad")
 
 
 def scratchpad_checkpoints(*, scratchpad: Scratchpad) -> QuerySet[ScratchpadCheckpoint]:

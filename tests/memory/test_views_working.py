@@ -172,3 +172,18 @@ def test_outsiders_get_404_everywhere(client, outsider, teammate, workspace, oth
     other = _pad(workspace, Actor.for_user(teammate), task="other")
     assert client.get(f"/w/acme/memories/scratchpads/{other.pk}/restore/{checkpoint.pk}/").status_code == 404
     assert WorkingSession.objects.count() == 1 and Scratchpad.objects.get(pk=pad.pk).version == 3
+
+
+def test_checkpoints_paginate_and_each_compares_with_the_one_before(client, viewer, workspace):
+    pad = scratchpad_put(workspace=workspace, task="long", raw_state='{"n": 0}', actor=Actor.for_user(viewer))
+    for n in range(21):
+        pad = scratchpad_put(workspace=workspace, task="long", raw_state=json.dumps({"n": n + 1}),
+                             actor=Actor.for_user(viewer))
+        scratchpad_checkpoint(scratchpad=pad, actor=Actor.for_user(viewer), label=f"cp{n}")
+    oldest, second = ScratchpadCheckpoint.objects.filter(scratchpad=pad).order_by("id")[:2]
+    client.force_login(viewer)
+    first = client.get(f"/w/acme/memories/scratchpads/{pad.pk}/").content.decode()
+    last = client.get(f"/w/acme/memories/scratchpads/{pad.pk}/?page=2").content.decode()
+    assert first.count('id="checkpoint-') == 20 and last.count('id="checkpoint-') == 1
+    # The oldest on page 1 compares with the one on page 2, across the page boundary.
+    assert f"?from={oldest.pk}&amp;to={second.pk}" in first and f"?from={oldest.pk}&amp;to=current" in last
