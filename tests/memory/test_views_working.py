@@ -187,3 +187,10 @@ def test_checkpoints_paginate_and_each_compares_with_the_one_before(client, view
     assert first.count('id="checkpoint-') == 20 and last.count('id="checkpoint-') == 1
     # The oldest on page 1 compares with the one on page 2, across the page boundary.
     assert f"?from={oldest.pk}&amp;to={second.pk}" in first and f"?from={oldest.pk}&amp;to=current" in last
+
+
+def test_the_audit_log_links_sessions_and_scratchpads_to_their_pages(client, teammate, workspace):
+    session, pad = _session(workspace, "s1", Actor.for_user(teammate)), _pad(workspace, Actor.for_user(teammate))
+    client.force_login(teammate)
+    html = client.get("/w/acme/audit/").content.decode()
+    assert f'href="/w/acme/memories/working/{session.pk}/"' in html and f'href="/w/acme/memories/scratchpads/{pad.pk}/"' in html
