@@ -35,3 +35,17 @@ def day_end(value: date) -> datetime | None:
     except OverflowError:
         return None
 
+
+
+def choices(query, allowed: dict[str, Collection[str]]) -> tuple[dict[str, str | None], list[str]]:
+    """Each named parameter of `query` (a QueryDict) read with `choice`, and the names given
+    a value that is not one of theirs: the page names what it ignored."""
+    values = {name: choice(query.get(name), options) for name, options in allowed.items()}
+    return values, [name for name in allowed if query.get(name) and values[name] is None]
+
+
+def row_id(value: str | None) -> int | None:
+    """A positive row id from a query string or a form, or None: not ASCII digits ("²"
+    is a digit to str.isdigit but not to int), or too long for a bigint."""
+    value = (value or "").strip()
+    return int(value) if value.isascii() and value.isdigit() and len(value) < 19 and int(value) > 0 else None

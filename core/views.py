@@ -72,6 +72,8 @@ TARGET_PAGES = {
     "context.packlog": ("pack", True),
     "core.apikey": ("api-key", True),
     "memory.trustedstate": ("trusted-state", False),
+    "memory.workingsession": ("working-session", True),
+    "memory.scratchpad": ("scratchpad", True),
     "webhooks.webhookendpoint": ("webhooks", False),
 }
 

@@ -65,6 +65,40 @@ def identities_of(*, entity: Entity) -> list[Identity]:
     return list(Identity.objects.filter(entity=entity).order_by("channel", "channel_id"))
 
 
+IDENTITIES_SHOWN = 5
+
+
+def identities_by_entity(*, entity_ids: list[int], limit: int = IDENTITIES_SHOWN) -> dict[int, list[Identity]]:
+    """Each entity's channel identities (up to `limit`, confirmed first) in one query: what
+    tells two entities of the same name apart in a list."""
+    shown: dict[int, list[Identity]] = {}
+    rows = Identity.objects.filter(entity_id__in=entity_ids).order_by("entity_id", "confidence", "channel", "channel_id")
+    for row in rows:
+        if len(shown.setdefault(row.entity_id, [])) < limit:
+            shown[row.entity_id].append(row)
+    return shown
+
+
+MERGE_CHOICES = 20
+
+
+def merge_choices(*, entity: Entity, q: str | None) -> list[Entity]:
+    """The entities `entity` could be merged into, for the merge picker: the same workspace,
+    not merged away, not itself; by name or alias when searched, else of its kind first."""
+    rows = entity_list(workspace=entity.workspace_id, q=q).exclude(pk=entity.pk).exclude(
+        status__in=[EntityStatus.SUPERSEDED, EntityStatus.INVALID])
+    if not q:
+        rows = rows.annotate(other_kind=Case(When(kind=entity.kind, then=Value(0)), default=Value(1))).order_by(
+            "other_kind", "name", "id")
+    return list(rows[:MERGE_CHOICES])
+
+
+def profile_candidates(*, entity: Entity) -> list[ProfileValue]:
+    """Profile values proposed for the entity and waiting for a person, oldest first."""
+    return list(ProfileValue.objects.filter(entity=entity, status=ProfileStatus.CANDIDATE)
+                .select_related("evidence").order_by("created_at", "id"))
+
+
 def identity_get(*, workspace: Workspace, identity_id: int) -> Identity:
     return Identity.objects.select_related("entity").get(workspace=workspace, pk=identity_id)
 

@@ -11,6 +11,7 @@ urlpatterns = [
     path("<int:entity_id>/identities/<int:identity_id>/unlink/", views.identity_remove, name="entity-identity-unlink"),
     path("<int:entity_id>/identities/<int:identity_id>/verify/", views.identity_confirm, name="entity-identity-verify"),
     path("<int:entity_id>/merge/", views.merge, name="entity-merge"),
+    path("<int:entity_id>/profile/<int:value_id>/<str:decision>/", views.profile_decide, name="entity-profile-decide"),
     path("<int:entity_id>/erase/", views.erase, name="entity-erase"),
     path("merges/<int:merge_id>/split/", views.split, name="entity-split"),
     path("suggestions/<int:suggestion_id>/<str:decision>/", views.suggestion_decide, name="entity-suggestion"),

@@ -5,16 +5,28 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from core import params
 from core.decorators import workspace_view
-from core.errors import Conflict
+from core.errors import ApiError, Conflict
 from core.models import Role
 from core.pagination import page_number
 from core.services import Actor
 from entities import graph, selectors, services
 from entities.kinds import all_kinds
 from entities.review import LINK_ACCEPT_LABEL, LINK_REJECT_LABEL
+from review.services import review_or
 
 PAGE_SIZE = 50
+
+
+def _with_identities(entities) -> list:
+    """The entities, each with `shown_identities` (its channel handles): two entities of the
+    same name are told apart by them."""
+    entities = list(entities)
+    shown = selectors.identities_by_entity(entity_ids=[e.pk for e in entities])
+    for entity in entities:
+        entity.shown_identities = shown.get(entity.pk, [])
+    return entities
 
 
 def _entity_or_404(request, entity_id: int):
@@ -31,8 +43,9 @@ def entity_list(request):
     if kind not in {None, *all_kinds()}:
         kind = None
     qs = selectors.entity_list(workspace=request.workspace, q=q, kind=kind)
-    context = {"page": Paginator(qs, PAGE_SIZE).get_page(page_number(request)), "q": q or "", "kind": kind,
-               "kinds": all_kinds()}
+    page = Paginator(qs, PAGE_SIZE).get_page(page_number(request))
+    page.object_list = _with_identities(page.object_list)
+    context = {"page": page, "q": q or "", "kind": kind, "kinds": all_kinds()}
     template = "entities/list.html#rows" if request.htmx else "entities/list.html"
     return render(request, template, context)
 
@@ -58,6 +71,7 @@ def entity_detail(request, entity_id: int):
         "suggestions": selectors.link_suggestions_for(entity=entity),
         "link_labels": {"accept": LINK_ACCEPT_LABEL, "reject": LINK_REJECT_LABEL},
         "merges": selectors.merges_of(entity=entity),
+        "profile_candidates": selectors.profile_candidates(entity=entity),
         "can_review": request.membership.allows(Role.REVIEWER),
         "can_erase": request.membership.allows(Role.ADMIN),
     }
@@ -69,7 +83,7 @@ def _act(request, entity_id: int, action, success: str):
     try:
         action()
         messages.success(request, success)
-    except (ValidationError, Conflict) as exc:
+    except (ValidationError, ApiError) as exc:
         messages.error(request, "; ".join(exc.messages) if isinstance(exc, ValidationError) else exc.message)
     return redirect("entity", slug=request.workspace.slug, entity_id=entity_id)
 
@@ -110,14 +124,27 @@ def identity_confirm(request, entity_id: int, identity_id: int):
                 "Confirmed.")
 
 
-@require_POST
 @workspace_view(Role.REVIEWER)
 def merge(request, entity_id: int):
+    """Merge by searching for the other entity (issue 21), never by typing its id: GET with
+    `q` lists the candidates (names, kinds and channel identities, so two "Priya Raman" can
+    be told apart); GET with `into` shows what the merge does and asks; POST merges."""
     source = _entity_or_404(request, entity_id)
-    try:
-        target = _entity_or_404(request, int(request.POST.get("into", "0")))
-    except ValueError:
+    into = request.POST.get("into") if request.method == "POST" else request.GET.get("into")
+    if request.method != "POST" and not into:
+        q = request.GET.get("q", "").strip()[:200] or None
+        [source, *choices] = _with_identities([source, *selectors.merge_choices(entity=source, q=q)])
+        context = {"entity": source, "q": q or "", "choices": choices}
+        return render(request, "entities/merge.html#choices" if request.htmx else "entities/merge.html", context)
+    target_id = params.row_id(into)
+    if target_id is None:
         raise Http404("No such entity.")
+    target = _entity_or_404(request, target_id)
+    if request.method != "POST":
+        shown = selectors.identities_by_entity(entity_ids=[source.pk, target.pk], limit=50)
+        return render(request, "entities/merge_confirm.html", {
+            "entity": source, "target": target, "source_identities": shown.get(source.pk, []),
+            "target_identities": shown.get(target.pk, [])})
     try:
         services.entity_merge(source=source, target=target, actor=Actor.for_user(request.user))
     except (ValidationError, Conflict) as exc:
@@ -125,6 +152,26 @@ def merge(request, entity_id: int):
         return redirect("entity", slug=request.workspace.slug, entity_id=entity_id)
     messages.success(request, f"Merged {source.name} into {target.name}. Split it from here to undo.")
     return redirect("entity", slug=request.workspace.slug, entity_id=target.pk)
+
+
+@require_POST
+@workspace_view(Role.REVIEWER)
+def profile_decide(request, entity_id: int, value_id: int, decision: str):
+    """A profile candidate approved or rejected on the entity's page, through the review
+    queue's own decision when it waits there (audited as a review decision, as the queue would)."""
+    entity = _entity_or_404(request, entity_id)
+    try:
+        value = selectors.profile_value_get(workspace=request.workspace, value_id=value_id)
+    except ObjectDoesNotExist:
+        raise Http404("No such profile value.")
+    if value.entity_id != entity.pk or decision not in {"approve", "reject"}:
+        raise Http404("No such profile value.")
+    actor = Actor.for_user(request.user)
+    service = services.profile_candidate_approve if decision == "approve" else services.profile_candidate_reject
+    return _act(request, entity_id, lambda: review_or(
+        workspace_id=request.workspace.pk, kinds=("profile_value",), target_id=value.pk, actor=actor, action=decision,
+        fallback=lambda: service(value=value, actor=actor)),
+        f"{value.key} = {value.value}: " + ("approved, now current." if decision == "approve" else "rejected."))
 
 
 @require_POST

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery, TextField
+from django.db.models.functions import Cast
 from django.utils import timezone
 
 from conversations.selectors import conversations_quiet_past
@@ -246,3 +247,128 @@ def closed_claims(*, interaction_ids) -> set[tuple[str, str, int]]:
     return set(MemoryEvidence.objects.filter(interaction_id__in=list(interaction_ids))
                .exclude(memory__status__in=OPEN_STATUSES)
                .values_list("memory__type", "memory__text_hash", "interaction_id"))
+
+
+# --- the dashboard's procedures, censors, working memory and scratchpads pages ------------------
+
+def procedure_list(*, workspace: Workspace, status: str | None = None, flagged: bool | None = None,
+                   text: str | None = None, order: str = "newest") -> QuerySet[Procedure]:
+    """The workspace's procedures (every status unless asked), newest first or by
+    effectiveness ("worst" first: what needs a look)."""
+    rows = Procedure.objects.filter(memory__workspace=workspace).select_related("memory")
+    if status:
+        rows = rows.filter(memory__status=status)
+    if flagged is not None:
+        rows = rows.filter(flagged_at__isnull=not flagged)
+    if text:
+        rows = rows.filter(Q(name__icontains=text) | Q(memory__text__icontains=text))
+    if order == "worst":
+        return rows.order_by("effectiveness", "-activation_count", "-memory_id")
+    return rows.order_by("-memory__created_at", "-memory_id")
+
+
+def censor_list(*, workspace: Workspace, status: str | None = None, action: str | None = None,
+                learned: str | None = None, text: str | None = None) -> QuerySet[Censor]:
+    """The workspace's censors, newest first. `learned`: "any" for censors learned from a
+    failure, or the kind of failure (decision, procedure, episode)."""
+    rows = Censor.objects.filter(memory__workspace=workspace).select_related("memory")
+    if status:
+        rows = rows.filter(memory__status=status)
+    if action:
+        rows = rows.filter(action=action)
+    if learned == "any":
+        rows = rows.filter(memory__source__startswith="learned_from_")
+    elif learned:
+        rows = rows.filter(memory__source=f"learned_from_{learned}")
+    if text:
+        rows = rows.filter(Q(trigger__icontains=text) | Q(reason__icontains=text) | Q(memory__text__icontains=text))
+    return rows.order_by("-memory__created_at", "-memory_id")
+
+
+def censor_false_positives(*, censor: Censor) -> list[AuditEvent]:
+    """The false positives people reported (censor_false_positive audits each, with its note)."""
+    return list(AuditEvent.objects.filter(workspace_id=censor.memory.workspace_id, verb="censor.false_positive",
+                                          target_type="memory.memory", target_id=str(censor.pk))
+                .select_related("actor_user", "actor_api_key__agent").order_by("-at", "-id"))
+
+
+def censors_learned_from(*, workspace_id: int, kind: str, source_id: int) -> list[Memory]:
+    """The censors a failure taught (memory.services.learning's provenance)."""
+    return list(Memory.objects.filter(workspace_id=workspace_id, type="censor",
+                                      metadata__learned_from={"kind": kind, "id": source_id}).order_by("id"))
+
+
+def _last_write(target_type: str):
+    """The latest audited write to the outer row (a session or a scratchpad): who wrote it."""
+    return AuditEvent.objects.filter(workspace_id=OuterRef("workspace_id"), target_type=target_type,
+                                     target_id=Cast(OuterRef("pk"), TextField())).order_by("-at", "-id")
+
+
+def _written_by_agent(rows: QuerySet, target_type: str, agent_id: int | None) -> QuerySet:
+    last = _last_write(target_type)
+    rows = rows.annotate(writer_label=Subquery(last.values("actor_label")[:1]),
+                         writer_agent_id=Subquery(last.values("actor_api_key__agent_id")[:1]),
+                         writer_agent=Subquery(last.values("actor_api_key__agent__name")[:1]))
+    if agent_id:
+        rows = rows.filter(Exists(_last_write(target_type).filter(actor_api_key__agent_id=agent_id)))
+    return rows
+
+
+def memory_writers(*, workspace: Workspace, target_type: str) -> list[tuple[int, str]]:
+    """(agent id, name) of the agents whose keys wrote rows of `target_type`: the pages'
+    "written by" filter choices."""
+    return list(AuditEvent.objects.filter(workspace=workspace, target_type=target_type,
+                                          actor_api_key__agent__isnull=False)
+                .values_list("actor_api_key__agent_id", "actor_api_key__agent__name")
+                .order_by("actor_api_key__agent__name", "actor_api_key__agent_id").distinct()[:200])
+
+
+WORKING_SESSION = "memory.workingsession"
+SCRATCHPAD = "memory.scratchpad"
+
+
+def working_session_list(*, workspace: Workspace, text: str | None = None,
+                         agent_id: int | None = None) -> QuerySet[WorkingSession]:
+    rows = WorkingSession.objects.filter(workspace=workspace).annotate(
+        in_focus=Count("items", filter=Q(items__status=WorkingMemoryItemStatus.IN_FOCUS)),
+        evicted=Count("items", filter=Q(items__status=WorkingMemoryItemStatus.EVICTED)))
+    if text:
+        rows = rows.filter(Q(key__icontains=text) | Q(task__icontains=text))
+    return _written_by_agent(rows, WORKING_SESSION, agent_id).order_by("-updated_at", "-id")
+
+
+def _by_id(model, workspace: Workspace, pk: int, what: str):
+    row = model.objects.filter(workspace=workspace, pk=pk).first()
+    if row is None:
+        raise NotFound(f"{what} {pk} not found.")
+    return row
+
+
+def working_session_by_id(*, workspace: Workspace, session_id: int) -> WorkingSession:
+    return _by_id(WorkingSession, workspace, session_id, "Working memory session")
+
+
+def working_evicted(*, session: WorkingSession) -> QuerySet[WorkingMemoryItem]:
+    return session.items.filter(status=WorkingMemoryItemStatus.EVICTED).order_by("-evicted_at", "-id")
+
+
+def scratchpad_list(*, workspace: Workspace, text: str | None = None,
+                    agent_id: int | None = None) -> QuerySet[Scratchpad]:
+    rows = Scratchpad.objects.filter(workspace=workspace).annotate(checkpoint_count=Count("checkpoints")).defer("state")
+    if text:
+        rows = rows.filter(task__icontains=text)
+    return _written_by_agent(rows, SCRATCHPAD, agent_id).order_by("-updated_at", "-id")
+
+
+def scratchpad_by_id(*, workspace: Workspace, scratchpad_id: int) -> Scratchpad:
+    return _by_id(Scratchpad, workspace, scratchpad_id, "Scratchpad")
+
+
+def scratchpad_checkpoints(*, scratchpad: Scratchpad) -> QuerySet[ScratchpadCheckpoint]:
+    return scratchpad.checkpoints.order_by("-id")
+
+
+def target_history(*, workspace: Workspace, target_type: str, target_id: int, limit: int = 50) -> list[AuditEvent]:
+    """The latest audited changes to one row, newest first."""
+    return list(AuditEvent.objects.filter(workspace=workspace, target_type=target_type, target_id=str(target_id))
+                .select_related("actor_user", "actor_api_key__agent").order_by("-at", "-id")[:limit])

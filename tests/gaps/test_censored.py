@@ -107,7 +107,7 @@ def test_the_pages_show_the_link_to_the_workspace_only(client, owner, outsider, 
     process(log_exchange(api, *ASKED_THREE_WAYS[0], thread="t", at=T0))
     client.force_login(owner)
     page = client.get(f"/w/acme/gaps/censored/?censor={censor_id}").content.decode()
-    assert "export the October invoices as PDF" in page and f"/w/acme/memories/{censor_id}/" in page
+    assert "export the October invoices as PDF" in page and f"/w/acme/memories/censors/{censor_id}/" in page
     assert "No refusal" in client.get("/w/acme/gaps/censored/?censor=424242").content.decode()
     assert client.get("/w/acme/gaps/censored/?censor=x&page=y").status_code == 200
     censor_page = client.get(f"/w/acme/memories/{censor_id}/").content.decode()
