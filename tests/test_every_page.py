@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -88,6 +89,14 @@ PAGES: dict[str, list[Page]] = {
     "api-keys": [page()],
     "api-key": [page(key_id="key")],
     "api-key-revoke": [page(key_id="key")],  # GET asks for confirmation: a page
+}
+
+# Widgets that appear only after a key or a click: opened on their page, then checked as pages are.
+OPENED: dict[str, dict[str, Callable]] = {
+    "home": {"menus open": lambda page: (page.click("nav.mainnav details summary"),
+                                         page.click("details.switcher summary"))},
+    "review": {"shortcuts dialog": lambda page: page.keyboard.press("?"),
+               "merge dialog": lambda page: page.locator("button.merge-into").first.click()},
 }
 
 # Named patterns that are not pages of their own, and why. "POST" ones are checked to answer
@@ -329,6 +338,11 @@ def test_every_page_passes_axe_and_fits_a_phone(browser, live_server, owner, wor
     for label, path in urls:
         if label != "login":
             visit(label, path)
+        for state, open_it in OPENED.get(label, {}).items():
+            page.goto(path)
+            page.wait_for_load_state("networkidle")
+            open_it(page)
+            _check(page, axe, f"{label} ({state})", problems)
     visit("404 (real)", "/w/acme/no-such-page/", status=404)
     visit("403 (real)", "/w/globex/keys/", status=403)
     for template in ERROR_TEMPLATES:
