@@ -159,13 +159,13 @@ def test_no_new_page_scrolls_sideways_at_390_px(browser, live_server, teammate, 
     page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
     log_in(page, teammate)
     wide = {}
-    for path in paths:
+    for index, path in enumerate(paths):
         page.goto(path)
         page.wait_for_load_state("networkidle")
         width = page.evaluate("document.documentElement.scrollWidth")
         if width > 390:
             wide[path] = width
-        _shot(page, f"{request.node.name}{path.split('?')[0].replace('/', '_')}")
+        _shot(page, f"{request.node.name}_{index:02d}{path.split('?')[0].replace('/', '_')}")
     context.close()
     assert not wide, wide
     assert not problems, problems
