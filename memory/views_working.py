@@ -29,9 +29,11 @@ PAGE_SIZE = 50
 CHECKPOINTS_PAGE_SIZE = 20
 EVICTED_PAGE_SIZE = 20
 # A state is at most 1 MB (services.MAX_STATE_BYTES); a page shows this much of it, and a
-# diff this many lines, so one huge state cannot make a page that no browser renders.
+# diff this many lines (of the first DIFF_INPUT_LINES of each state), so one huge state
+# cannot make a page that no browser renders nor a request that computes for long.
 SHOWN_CHARS = 100_000
 DIFF_LINES = 2_000
+DIFF_INPUT_LINES = 5_000
 
 
 def _redacting(request) -> bool:
@@ -106,12 +108,17 @@ def _pretty(state: str) -> str:
 
 
 def _diff(old: str, new: str, old_name: str, new_name: str) -> tuple[list[tuple[str, str]], bool]:
-    """(css class, line) of the unified diff between two shown states, and whether it was cut."""
-    lines = list(difflib.unified_diff(old.splitlines(), new.splitlines(), old_name, new_name, lineterm=""))
+    """(css class, line) of the unified diff between two shown states, and whether it was
+    cut. Only the first DIFF_INPUT_LINES of each state are compared: difflib's matching
+    grows faster than linearly, and a page request must not spin on two 1 MB states."""
+    old_lines, new_lines = old.splitlines(), new.splitlines()
+    too_long = max(len(old_lines), len(new_lines)) > DIFF_INPUT_LINES
+    lines = list(difflib.unified_diff(old_lines[:DIFF_INPUT_LINES], new_lines[:DIFF_INPUT_LINES], old_name, new_name,
+                                      lineterm=""))
     # The first two lines name the two states (---/+++), then hunks (@@) of changed lines.
     styled = [("hunk" if index < 2 or line.startswith("@@") else "add" if line.startswith("+") else
                "del" if line.startswith("-") else "", line) for index, line in enumerate(lines[:DIFF_LINES])]
-    return styled, len(lines) > DIFF_LINES
+    return styled, too_long or len(lines) > DIFF_LINES
 
 
 def _compared(request, pad, redact: bool) -> dict | None:

@@ -194,3 +194,14 @@ def test_the_audit_log_links_sessions_and_scratchpads_to_their_pages(client, tea
     client.force_login(teammate)
     html = client.get("/w/acme/audit/").content.decode()
     assert f'href="/w/acme/memories/working/{session.pk}/"' in html and f'href="/w/acme/memories/scratchpads/{pad.pk}/"' in html
+
+
+def test_a_diff_of_two_long_states_is_cut_and_says_so(client, viewer, workspace):
+    actor = Actor.for_user(viewer)
+    pad = scratchpad_put(workspace=workspace, task="big", raw_state=json.dumps({"rows": list(range(6000))}), actor=actor)
+    scratchpad_checkpoint(scratchpad=pad, actor=actor, label="before")
+    scratchpad_put(workspace=workspace, task="big", raw_state=json.dumps({"rows": list(range(1, 6001))}), actor=actor)
+    checkpoint = ScratchpadCheckpoint.objects.get(scratchpad=pad)
+    client.force_login(viewer)
+    html = client.get(f"/w/acme/memories/scratchpads/{pad.pk}/?from={checkpoint.pk}&to=current").content.decode()
+    assert '<span class="del">-    0,</span>' in html and "only the changes in their first lines are shown" in html
