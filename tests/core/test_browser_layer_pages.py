@@ -19,8 +19,10 @@ from entities import services as entity_services
 from entities.models import Entity, EntityMerge, ProfileValue
 from memory.models import Memory, MemoryStatus, Scratchpad, ScratchpadCheckpoint, WorkingSession
 from memory.services import (
+    Draft,
     FocusItem,
     censor_create,
+    memory_store,
     procedure_create,
     procedure_outcome,
     scratchpad_checkpoint,
@@ -108,8 +110,11 @@ def test_a_reviewer_merges_by_searching_and_approves_a_profile_value_in_place(pa
     by_email, by_slack = _person(workspace, "email", "priya@example.com"), _person(workspace, "slack", "U07PRIYA")
     value = entity_services.profile_candidate_add(entity=by_email, key="location", value="Lisbon", confidence=0.7,
                                                   evidence=None, quote="I live in Lisbon now", source="rule:profile")
+    memory_store(workspace_id=workspace.pk, draft=Draft(type="preference", text="Priya prefers email to calls.",
+                                                        certainty="verbatim", subject_id=by_email.pk))
     log_in(page, teammate)
     page.goto(f"/w/acme/entities/{by_email.pk}/")
+    expect(page.locator("#memories-about")).to_contain_text("Priya prefers email to calls.")  # its active memories
     page.click(f"#profile-candidate-{value.pk} button:has-text('Approve')")
     expect(page.locator(".flash")).to_contain_text("location = Lisbon: approved")
     assert ProfileValue.objects.get(pk=value.pk).status == "active"
@@ -154,13 +159,13 @@ def test_no_new_page_scrolls_sideways_at_390_px(browser, live_server, teammate, 
     page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
     log_in(page, teammate)
     wide = {}
-    for path in paths:
+    for index, path in enumerate(paths):
         page.goto(path)
         page.wait_for_load_state("networkidle")
         width = page.evaluate("document.documentElement.scrollWidth")
         if width > 390:
             wide[path] = width
-        _shot(page, f"{request.node.name}{path.split('?')[0].replace('/', '_')}")
+        _shot(page, f"{request.node.name}_{index:02d}{path.split('?')[0].replace('/', '_')}")
     context.close()
     assert not wide, wide
     assert not problems, problems

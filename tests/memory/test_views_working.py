@@ -194,3 +194,28 @@ def test_the_audit_log_links_sessions_and_scratchpads_to_their_pages(client, tea
     client.force_login(teammate)
     html = client.get("/w/acme/audit/").content.decode()
     assert f'href="/w/acme/memories/working/{session.pk}/"' in html and f'href="/w/acme/memories/scratchpads/{pad.pk}/"' in html
+
+
+def test_a_diff_of_two_long_states_is_cut_and_says_so(client, viewer, workspace):
+    actor = Actor.for_user(viewer)
+    pad = scratchpad_put(workspace=workspace, task="big", raw_state=json.dumps({"rows": list(range(6000))}), actor=actor)
+    scratchpad_checkpoint(scratchpad=pad, actor=actor, label="before")
+    scratchpad_put(workspace=workspace, task="big", raw_state=json.dumps({"rows": list(range(1, 6001))}), actor=actor)
+    checkpoint = ScratchpadCheckpoint.objects.get(scratchpad=pad)
+    client.force_login(viewer)
+    html = client.get(f"/w/acme/memories/scratchpads/{pad.pk}/?from={checkpoint.pk}&to=current").content.decode()
+    assert '<span class="del">-    0,</span>' in html and "only the changes in their first lines are shown" in html
+
+
+def test_a_long_state_is_shown_cut_and_an_address_at_the_cut_stays_masked(client, viewer, workspace):
+    from memory.views_working import SHOWN_CHARS
+
+    # Indented, the state reads '{\n  "a": "xx…x priya@…': the address starts 5 characters
+    # before the cut.
+    filler = "x" * (SHOWN_CHARS - 16)
+    state = json.dumps({"a": f"{filler} {EMAIL}", "rows": [f"row {i} of a long state" for i in range(20000)]})
+    pad = scratchpad_put(workspace=workspace, task="huge", raw_state=state, actor=Actor.for_user(viewer))
+    client.force_login(viewer)
+    html = client.get(f"/w/acme/memories/scratchpads/{pad.pk}/").content.decode()
+    assert "The state is long: only its beginning is shown" in html
+    assert "priya" not in html and "[emai" in html
