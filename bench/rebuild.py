@@ -75,7 +75,7 @@ def scale(args, report: dict) -> None:
                                     dsn=None, var_dir=None)
     pool = build_pool(3000 if locomo_data.available() else 6000, random.Random(7))
     embed_pool(pool)
-    with launched(timeout=300) as mnemo:
+    with launched(timeout=900) as mnemo:  # migrations alone take minutes on a loaded machine
         dsn = dsn_for(scale_args, mnemo)
         key = workspace_key(mnemo, "rebuild bench")
         generate(scale_args, mnemo, dsn, pool, key)
