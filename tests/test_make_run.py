@@ -181,9 +181,11 @@ def test_make_run_serves_and_stops_cleanly(first_run):
     run = first_run.run
     pgdata = first_run.var_dir / "pg"
     try:
-        assert run.wait_for_line("Mnemo is serving", timeout=90), run.output
+        # Waited for as long as the tests about later runs would (they start from this run's
+        # var/): a start slower than the bar fails this test only.
+        assert run.wait_for_line("Mnemo is serving", timeout=300), run.output
         # The bar: health answers within 90 seconds of starting.
-        assert time.monotonic() - run.started < 90
+        assert time.monotonic() - run.started < 90, run.output
         key = KEY.search(run.output).group(1)
         assert PASSWORD.search(run.output)
 
