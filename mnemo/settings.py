@@ -221,6 +221,7 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    # WhiteNoise's compressed manifest storage, its Brotli copies at a quicker quality.
     "staticfiles": {"BACKEND": "mnemo.staticfiles.StaticFilesStorage"},
 }
 
