@@ -97,6 +97,7 @@ OPENED: dict[str, dict[str, Callable]] = {
         "document.querySelectorAll('details.navmore, details.switcher').forEach(d => { d.open = true; })")},
     "review": {"shortcuts dialog": lambda page: page.keyboard.press("?"),
                "merge dialog": lambda page: _open_a_merge_dialog(page)},
+    "api-keys": {"key created": lambda page: _create_a_key(page)},  # the page that shows a key once
 }
 
 
@@ -107,6 +108,13 @@ def _open_a_merge_dialog(page) -> None:
         boxes.nth(n).scroll_into_view_if_needed()
     page.wait_for_load_state("networkidle")
     page.locator("button.merge-into").first.click()
+
+
+def _create_a_key(page) -> None:
+    page.fill("#key-create input[name=name]", "sweep")
+    page.click("#key-create button[type=submit]")
+    page.wait_for_selector("#plaintext")
+
 
 # Named patterns that are not pages of their own, and why. "POST" ones are checked to answer
 # GET with 405; fragments to be fragments (no <html>).
