@@ -284,6 +284,16 @@ def list_sink_deliveries(request: HttpRequest, paging: Query[PageIn]):
     return page(selectors.sink_deliveries(workspace=request.workspace), paging, _delivery_out)
 
 
+@router.post("/gaps/sink/deliveries/{delivery_id}/retry", response={202: SinkDeliveryOut}, auth=require("admin"),
+             summary="Send a failed tracker delivery again")
+def retry_sink_delivery(request: HttpRequest, delivery_id: Id):
+    """The delivery is pending again and sent in the background; its row says what came of
+    it. 409 unless it failed (a test is re-run with POST /gaps/sink/test)."""
+    delivery = services.sink_delivery_retry(workspace=request.workspace, delivery_id=delivery_id,
+                                            actor=Actor.for_api_key(request.auth))
+    return Status(202, _delivery_out(delivery))
+
+
 @router.get("/gaps/censored", response=CensoredPage, auth=require("read"),
             summary="Refusals linked to a censor instead of counted as gaps")
 def list_censored(request: HttpRequest, filters: Query[CensoredFilter], paging: Query[PageIn]):

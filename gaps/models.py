@@ -10,6 +10,7 @@ from django.utils import timezone
 from pgvector.django import HnswIndex, VectorField
 
 from core.models import Workspace
+from core.sealing import SealedCharField
 
 EMBEDDING_DIMENSIONS = 384
 
@@ -140,7 +141,7 @@ class GapSink(models.Model):
     kind = models.CharField(max_length=16, choices=TrackerKind.choices)
     base_url = models.CharField(max_length=500)  # "https://api.github.com", a GitLab's root
     project = models.CharField(max_length=300)  # "owner/repo"; "group/sub/project" or a numeric id
-    token = models.CharField(max_length=500)
+    token = SealedCharField()  # encrypted at rest (core.sealing); at most 500 characters (gaps.sinks)
     enabled = models.BooleanField(default=True)
     updated_at = models.DateTimeField(default=timezone.now)
     updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
@@ -203,6 +204,9 @@ class SinkDelivery(models.Model):
     last_error = models.TextField(blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     delivered_at = models.DateTimeField(null=True, blank=True)
+    # Set by the worker sending it (gaps.sinks.issue_deliver), cleared when it is done: two
+    # workers handed the same delivery (a retry and a redelivered task) send it once.
+    claimed_until = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         verbose_name_plural = "sink deliveries"

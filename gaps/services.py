@@ -260,6 +260,14 @@ def _enqueue(task: str, *args) -> None:
     getattr(tasks, task).delay(*args)
 
 
+def sink_delivery_retry(*, workspace: Workspace, delivery_id: int, actor: Actor):
+    """Send a failed tracker delivery again (gaps.sinks.delivery_retry), once this commits."""
+    with transaction.atomic():
+        delivery = sinks.delivery_retry(workspace=workspace, delivery_id=delivery_id, actor=actor)
+        _deliver_later(delivery)
+    return delivery
+
+
 def _sync_issue(gap: CapabilityGap, *, open: bool, note: str) -> None:  # noqa: A002 - as trackers names it
     _deliver_later(sinks.issue_sync_queue(gap=gap, open=open, note=note))
 

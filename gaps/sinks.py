@@ -15,10 +15,12 @@ or a log line. Snippets are redacted (emails, phone numbers, keys) before they l
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
@@ -47,6 +49,9 @@ MAX_ERROR_CHARS = 1000
 MAX_TOKEN_CHARS = 500
 MIN_TOKEN_CHARS = 8
 WORKSPACE, DEPLOYMENT = "workspace", "deployment"
+# Longest one attempt may take: three tracker calls (comment, state; or open) of at most the
+# client's 10 s per phase each, with room to spare.
+CLAIM_SECONDS = 180
 
 
 @dataclass(frozen=True)
@@ -217,6 +222,26 @@ def issue_sync_queue(*, gap: CapabilityGap, open: bool, note: str) -> SinkDelive
     return _queue(gap, SinkAction.REOPEN if open else SinkAction.CLOSE, note)
 
 
+def delivery_retry(*, workspace: Workspace, delivery_id: int, actor: Actor) -> SinkDelivery:
+    """A person sends a failed delivery again (after fixing the token, say): it is pending
+    again and the caller enqueues it once the transaction commits. Only a failed open, close
+    or reopen (a test is re-run with the test button); the attempt itself re-checks whether
+    it is still due (the gap may have an issue by now, or be gone)."""
+    with transaction.atomic():
+        delivery = (SinkDelivery.objects.select_for_update().filter(pk=delivery_id, workspace=workspace).first())
+        if delivery is None:
+            raise NotFound("No such delivery in this workspace.")
+        if delivery.action == SinkAction.TEST:
+            raise Conflict("A test delivery is not retried: run the test again.")
+        if delivery.status != SinkDeliveryStatus.FAILED:
+            raise Conflict(f"Only a failed delivery can be retried; this one is {delivery.status}.")
+        delivery.status = SinkDeliveryStatus.PENDING
+        delivery.save(update_fields=["status"])
+        audit_record(workspace=workspace, actor=actor, verb="gap.delivery_retry", target=delivery,
+                     data={"action": delivery.action, "gap": delivery.gap_id, "attempts": delivery.attempts})
+    return delivery
+
+
 # --- one attempt (the task) ------------------------------------------------------------------
 
 def _body(gap: CapabilityGap) -> str:
@@ -236,7 +261,7 @@ def _body(gap: CapabilityGap) -> str:
 
 
 def _finish(delivery: SinkDelivery, status: str, **fields) -> SinkDelivery:
-    delivery.status = status
+    delivery.status, delivery.claimed_until = status, None
     if status == SinkDeliveryStatus.DELIVERED:
         delivery.delivered_at = timezone.now()
     for name, value in fields.items():
@@ -274,9 +299,15 @@ def issue_deliver(*, delivery_id: int, final: bool = False, transport=None) -> S
     """Send one pending delivery. A TrackerError is recorded on the row (failed when
     retrying cannot help or `final`, the task's last try) and raised again for the task to
     decide; None when there was nothing pending."""
-    delivery = SinkDelivery.objects.filter(pk=delivery_id, status=SinkDeliveryStatus.PENDING).first()
-    if delivery is None:
+    now = timezone.now()
+    # Claim it first (one conditional UPDATE, no lock held over the HTTP calls): a worker that
+    # finds it claimed leaves it; a claim whose worker died lapses after CLAIM_SECONDS.
+    claimed = (SinkDelivery.objects.filter(pk=delivery_id, status=SinkDeliveryStatus.PENDING)
+               .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
+               .update(claimed_until=now + timedelta(seconds=CLAIM_SECONDS)))
+    if not claimed:
         return None
+    delivery = SinkDelivery.objects.get(pk=delivery_id)
     tracker = tracker_for(delivery.workspace_id)
     if tracker is None:
         return _finish(delivery, SinkDeliveryStatus.SKIPPED, last_error="No tracker is configured for this workspace "

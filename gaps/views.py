@@ -182,6 +182,28 @@ def sink_act(request, action: str):
     return redirect("gap-policy", slug=request.workspace.slug)
 
 
+@require_POST
+@workspace_view(Role.ADMIN)
+def delivery_retry(request, delivery_id: int):
+    """Send a failed delivery again (htmx: answers with the deliveries panel)."""
+    notice = ""
+    try:
+        services.sink_delivery_retry(workspace=request.workspace, delivery_id=delivery_id,
+                                     actor=Actor.for_user(request.user))
+        notice = "Sent again: the row below says what came of it."
+    except ApiError as exc:
+        if exc.status == 404:
+            raise Http404(exc.message) from None
+        if request.htmx:
+            return HttpResponse(exc.message, status=exc.status, content_type="text/plain; charset=utf-8")
+        _error(request, exc)
+        return redirect("gap-policy", slug=request.workspace.slug)
+    if request.htmx:
+        return render(request, "gaps/policy.html#deliveries", _policy_context(request, notice=notice))
+    messages.success(request, notice)
+    return redirect("gap-policy", slug=request.workspace.slug)
+
+
 @workspace_view()
 def censored_list(request):
     """Refusals linked to a censor instead of counted as gaps (?censor=<id>: one censor's)."""

@@ -24,6 +24,31 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(normalise(text).encode()).hexdigest()
 
 
+# Sentence embeddings hardly see numbers or negation: all-MiniLM-L6-v2 rates "the service
+# listens on port 9991" and "... port 9992" 0.988 alike (bench/RESULTS.md, dedup scan), and
+# "X likes Y" / "X does not like Y" sit close too. Two texts that state different numbers or
+# one negated and one not say different things however close their vectors are, so no
+# near-duplicate fold may join them without a person (the dedup scan still offers them).
+_WORD_NUMBERS = {w: str(n) for n, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty".split())}
+_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*|\b(?:" + "|".join(_WORD_NUMBERS) + r")\b", re.IGNORECASE)
+_NEGATION = re.compile(r"\b(?:not|no|never|none|nobody|nothing|neither|nor|without)\b|n['’]t\b", re.IGNORECASE)
+
+
+def _numbers(text: str) -> list[str]:
+    found = (_WORD_NUMBERS.get(m.casefold(), m) for m in _NUMBER.findall(text))
+    return sorted(n.replace(",", ".") for n in found)
+
+
+def values_differ(text: str, other: str) -> bool:
+    """Whether two texts state different numbers, or one is negated and the other not
+    (an odd count of negations each side decides), so they cannot be one memory."""
+    text, other = unicodedata.normalize("NFKC", text), unicodedata.normalize("NFKC", other)
+    negated = len(_NEGATION.findall(text)) % 2, len(_NEGATION.findall(other)) % 2
+    return _numbers(text) != _numbers(other) or negated[0] != negated[1]
+
+
 # Attributes that hold one value at a time: a different value contradicts the current one.
 # Anything else ("allergy", "pet") may hold several values, so only opposite polarity on
 # the same value contradicts it. Unknown attributes are treated as multi-valued: a false

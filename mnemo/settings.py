@@ -134,6 +134,9 @@ MNEMO_TRACKER_KIND = os.environ.get("MNEMO_TRACKER_KIND", "")  # "github" | "git
 MNEMO_TRACKER_URL = os.environ.get("MNEMO_TRACKER_URL", "https://api.github.com")
 MNEMO_TRACKER_PROJECT = os.environ.get("MNEMO_TRACKER_PROJECT", "")  # "owner/repo", "group/project"
 MNEMO_TRACKER_TOKEN = os.environ.get("MNEMO_TRACKER_TOKEN", "")
+# Keys sealing the credentials Mnemo stores to use (tracker tokens, webhook secrets;
+# core.sealing): Fernet keys, comma-separated, the newest first. Unset: derived from SECRET_KEY.
+MNEMO_SEAL_KEYS = env_list("MNEMO_SEAL_KEYS", "")
 # The optional LLM judge of capability gaps (gaps/judge.py): off by default, and used only
 # when an LLM is configured (MNEMO_LLM_URL). In the worker, never in a request, it reads the
 # turns the rules flag, and agent replies to a request that no rule flagged, at most this

@@ -7,6 +7,7 @@ from django.db import models
 from django.utils import timezone
 
 from core.models import Workspace
+from core.sealing import SealedCharField
 
 MAX_ERROR_CHARS = 1000
 
@@ -18,7 +19,7 @@ class WebhookEndpoint(models.Model):
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="webhook_endpoints")
     url = models.CharField(max_length=2000)
     events = models.JSONField(default=list, help_text='Event names (webhooks/events.py), or ["*"] for all.')
-    secret = models.CharField(max_length=100)
+    secret = SealedCharField()  # encrypted at rest (core.sealing); generated, 43 characters
     active = models.BooleanField(default=True)
     description = models.CharField(max_length=500, blank=True)
     created_at = models.DateTimeField(default=timezone.now)

@@ -262,9 +262,12 @@ _NEAR_ROWS = ("FROM memory_memory m WHERE m.workspace_id = %s AND m.type = %s AN
               "AND m.embedding IS NOT NULL AND m.id <> %s")
 
 
-def near_duplicate(*, workspace_id: int, type_: str, embedding, exclude_id: int | None = None) -> Memory | None:
+def near_duplicate(*, workspace_id: int, type_: str, embedding, exclude_id: int | None = None,
+                   text: str | None = None) -> Memory | None:
     """The nearest open memory of the type within the workspace's dedup threshold (ties:
-    the oldest), found among a bounded number of candidates (above)."""
+    the oldest), found among a bounded number of candidates (above). Given the new memory's
+    `text`, a neighbour stating other numbers or the opposite polarity is not a duplicate
+    however close (rules.values_differ): the next one within the threshold may be."""
     most = 1 - settings.MNEMO_MEMORY_DEDUP_THRESHOLD
     params = [workspace_id, type_, list(OPEN_STATUSES), exclude_id or 0]
     vector = Vector(embedding).to_text()
@@ -274,8 +277,8 @@ def near_duplicate(*, workspace_id: int, type_: str, embedding, exclude_id: int 
             # Materialised, so the planner compares these rows and does not walk the graph.
             cursor.execute(f"""
                 WITH candidate AS MATERIALIZED (SELECT m.id, m.embedding <=> %s::vector AS distance {_NEAR_ROWS})
-                SELECT id, distance FROM candidate WHERE distance <= %s ORDER BY distance, id LIMIT 1""",
-                           [vector, *params, most])
+                SELECT id, distance FROM candidate WHERE distance <= %s ORDER BY distance, id
+                LIMIT {NEAR_CANDIDATES}""", [vector, *params, most])
         else:
             cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
             cursor.execute(f"SET LOCAL hnsw.max_scan_tuples = {NEAR_MAX_SCAN_TUPLES}")
@@ -283,7 +286,13 @@ def near_duplicate(*, workspace_id: int, type_: str, embedding, exclude_id: int 
                            f"ORDER BY m.embedding <=> %s::vector LIMIT {NEAR_CANDIDATES}", [vector, *params, vector])
         # relaxed_order may return neighbours slightly out of order: the exact distances decide.
         near = sorted((distance, pk) for pk, distance in cursor.fetchall() if distance <= most)
-    return Memory.objects.filter(pk=near[0][1]).first() if near else None
+    if not near:
+        return None
+    found = Memory.objects.only("id", "text").in_bulk([pk for _, pk in near])
+    for _, pk in near:
+        if pk in found and (text is None or not rules.values_differ(text, found[pk].text)):
+            return Memory.objects.filter(pk=pk).first()
+    return None
 
 
 # Issue 17: a candidate that restates what an active memory already says reinforces that
@@ -346,7 +355,7 @@ def memory_store(*, workspace_id: int, draft: Draft, actor: Actor = SYSTEM, embe
     if same is not None:
         return Stored(memory_reinforce(memory=same, evidence=draft.evidence, actor=actor, reason="same_claim"), "reinforced")
     if embedding is not None and contradicted is None and dedup_near:
-        near = near_duplicate(workspace_id=workspace_id, type_=draft.type, embedding=embedding)
+        near = near_duplicate(workspace_id=workspace_id, type_=draft.type, embedding=embedding, text=draft.text)
         if near is not None:
             return Stored(memory_reinforce(memory=near, evidence=draft.evidence, actor=actor, reason="near_duplicate"),
                           "reinforced")
@@ -443,8 +452,8 @@ def _fold_near_duplicate(*, memory_id: int) -> None:
     memory = Memory.objects.select_for_update(no_key=True).filter(pk=memory_id).first()
     if memory is None or memory.status not in OPEN_STATUSES or memory.conflicts_with_id or memory.rule == EPISODE_RULE:
         return
-    older = (near_duplicate(workspace_id=memory.workspace_id, type_=memory.type, embedding=memory.embedding,
-                            exclude_id=memory.pk))
+    older = near_duplicate(workspace_id=memory.workspace_id, type_=memory.type, embedding=memory.embedding,
+                           exclude_id=memory.pk, text=memory.text)
     if older is None or older.pk > memory.pk:
         return
     evidence = [Evidence(e.interaction_id, e.quote, e.start, e.end) for e in memory.evidence.all()]

@@ -309,3 +309,120 @@ def test_the_migration_is_complete_and_the_database_holds_the_constraints(worksp
                                                           "project": "a/b", "token": TOKEN, **bad})
     with pytest.raises(IntegrityError), transaction.atomic():
         SinkDelivery.objects.create(workspace=workspace, action="explode")
+
+
+# --- a person sends a failed delivery again ---------------------------------------------------------
+
+def _failed_open(workspace, tracker) -> tuple[CapabilityGap, SinkDelivery]:
+    sinks.sink_set(workspace=workspace, actor=SYSTEM, enabled=True, **github(tracker))
+    gap = CapabilityGap.objects.create(workspace=workspace, description="Export invoices as PDF", key="pdf",
+                                       status="todo_created", frequency=3)
+    delivery = sinks.issue_open_queue(gap=gap)
+    tracker.fail_next(401)  # a revoked token: retrying cannot help, failed at once
+    with pytest.raises(trackers.TrackerError):
+        sinks.issue_deliver(delivery_id=delivery.pk)
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.last_status_code) == ("failed", 401)
+    return gap, delivery
+
+
+@pytest.mark.django_db(transaction=True)  # the retry is sent once its transaction commits
+def test_an_admin_retries_a_failed_delivery_and_the_issue_opens(admin_api, workspace, tracker):
+    gap, delivery = _failed_open(workspace, tracker)
+    response = admin_api.post(f"/gaps/sink/deliveries/{delivery.pk}/retry")
+    assert response.status_code == 202, response.json()
+    assert response.json()["id"] == delivery.pk
+    delivery.refresh_from_db()
+    gap.refresh_from_db()
+    assert (delivery.status, delivery.attempts, delivery.last_error) == ("delivered", 2, "")
+    assert gap.todo_ref == f"https://github.com/{GITHUB_PROJECT}/issues/1" and len(tracker.github) == 1
+    assert AuditEvent.objects.filter(verb="gap.delivery_retry", target_id=str(delivery.pk)).count() == 1
+    # Delivered now: a second retry is refused and sends nothing.
+    assert_error(admin_api.post(f"/gaps/sink/deliveries/{delivery.pk}/retry"), 409)
+    assert len(tracker.github) == 1
+
+
+def test_only_a_failed_open_close_or_reopen_is_retried(admin_api, api, outsider_api, workspace, tracker):
+    gap, delivery = _failed_open(workspace, tracker)
+    test = admin_api.post("/gaps/sink/test").json()
+    assert_error(admin_api.post(f"/gaps/sink/deliveries/{test['id']}/retry"), 409)  # a test: run it again
+    pending = SinkDelivery.objects.create(workspace=workspace, gap=gap, action="close", kind="github",
+                                          base_url=tracker.url, project=GITHUB_PROJECT)
+    assert_error(admin_api.post(f"/gaps/sink/deliveries/{pending.pk}/retry"), 409)
+    assert_error(api.post(f"/gaps/sink/deliveries/{delivery.pk}/retry"), 403)  # admin business
+    assert_error(outsider_api.post(f"/gaps/sink/deliveries/{delivery.pk}/retry"), 404)
+    for bad in ("0", "-1", "abc", "99999999999999999999"):
+        assert admin_api.post(f"/gaps/sink/deliveries/{bad}/retry").status_code in (404, 422)
+    assert_error(admin_api.post("/gaps/sink/deliveries/987654/retry"), 404)
+    delivery.refresh_from_db()
+    assert delivery.status == "failed" and tracker.github == {}
+
+
+def test_the_policy_page_offers_retry_on_a_failed_delivery(client, owner, teammate, outsider, workspace, tracker,
+                                                           django_capture_on_commit_callbacks):
+    gap, delivery = _failed_open(workspace, tracker)
+    url = f"/w/acme/gaps/policy/deliveries/{delivery.pk}/retry/"
+    client.force_login(teammate)
+    assert client.post(url).status_code == 403
+    client.force_login(outsider)
+    assert client.post(url).status_code == 404
+    client.force_login(owner)
+    page = client.get("/w/acme/gaps/policy/").content.decode()
+    assert f'action="{url}"' in page and f"Retry delivery {delivery.pk}" in page
+    with django_capture_on_commit_callbacks(execute=True):
+        answer = client.post(url, headers={"HX-Request": "true"})
+    assert answer.status_code == 200 and answer.content.decode().lstrip().startswith('<section id="deliveries"')
+    assert "Sent again" in answer.content.decode() and f'action="{url}"' not in answer.content.decode()
+    delivery.refresh_from_db()
+    assert delivery.status == "delivered" and len(tracker.github) == 1
+    refused = client.post(url, headers={"HX-Request": "true"})
+    assert refused.status_code == 409 and "delivered" in refused.content.decode()
+    assert client.post("/w/acme/gaps/policy/deliveries/987654/retry/").status_code == 404
+
+
+@pytest.mark.django_db(transaction=True)  # two workers, two connections
+def test_two_workers_handed_the_same_delivery_open_one_issue(workspace, tracker):
+    import threading
+
+    from django.db import connection as default_connection
+
+    sinks.sink_set(workspace=workspace, actor=SYSTEM, enabled=True, **github(tracker))
+    gap = CapabilityGap.objects.create(workspace=workspace, description="Export invoices as PDF", key="pdf",
+                                       status="todo_created", frequency=3)
+    delivery = sinks.issue_open_queue(gap=gap)
+    tracker.slow_next(1.5)  # the first worker's call is still out when the second starts
+    results: list = []
+
+    def worker():
+        try:
+            results.append(sinks.issue_deliver(delivery_id=delivery.pk))
+        finally:
+            default_connection.close()
+
+    first = threading.Thread(target=worker)
+    first.start()
+    while SinkDelivery.objects.filter(pk=delivery.pk, claimed_until__isnull=True).exists():
+        pass  # until the first worker has claimed it
+    second = threading.Thread(target=worker)
+    second.start()
+    first.join(30)
+    second.join(30)
+    assert sorted(str(r.status) if r else "none" for r in results) == ["delivered", "none"]
+    assert len(tracker.github) == 1
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.attempts, delivery.claimed_until) == ("delivered", 1, None)
+
+
+def test_a_claim_whose_worker_died_lapses(workspace, tracker):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    sinks.sink_set(workspace=workspace, actor=SYSTEM, enabled=True, **github(tracker))
+    gap = CapabilityGap.objects.create(workspace=workspace, description="Export invoices as PDF", key="pdf",
+                                       status="todo_created", frequency=3)
+    delivery = sinks.issue_open_queue(gap=gap)
+    SinkDelivery.objects.filter(pk=delivery.pk).update(claimed_until=timezone.now() + timedelta(seconds=60))
+    assert sinks.issue_deliver(delivery_id=delivery.pk) is None and tracker.github == {}  # someone is on it
+    SinkDelivery.objects.filter(pk=delivery.pk).update(claimed_until=timezone.now() - timedelta(seconds=1))
+    assert sinks.issue_deliver(delivery_id=delivery.pk).status == "delivered" and len(tracker.github) == 1

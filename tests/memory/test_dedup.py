@@ -86,6 +86,39 @@ def test_the_check_skips_itself_and_other_types(workspace, monkeypatch):
         assert near_duplicate(workspace_id=workspace.pk, type_="preference", embedding=unit(0)) is None
 
 
+def test_a_neighbour_stating_other_numbers_or_the_opposite_is_skipped_for_the_next(workspace, monkeypatch):
+    near = unit(7)
+    other = memory_store(workspace_id=workspace.pk, draft=fact("The pump runs at 4 bar."), embedding=near).memory
+    same = memory_store(workspace_id=workspace.pk, draft=fact("Pump pressure is four bar."),
+                        embedding=unit(8, near=near, noise=0.02), dedup_near=False).memory
+    negated = memory_store(workspace_id=workspace.pk, draft=fact("The pump does not run at 4 bar."),
+                           embedding=unit(9, near=near, noise=0.01), dedup_near=False).memory
+    for limit in (2_000, 0):  # exact, then through the index
+        monkeypatch.setattr(memories_module, "NEAR_EXACT_MAX_ROWS", limit)
+        # Nearest is `other` (same vector), but it says 4 bar where the text says 5 bar.
+        assert near_duplicate(workspace_id=workspace.pk, type_="fact", embedding=near, text="The pump runs at 5 bar.") is None
+        assert near_duplicate(workspace_id=workspace.pk, type_="fact", embedding=near,
+                              text="The pump runs at 4 bar!").pk == other.pk
+        # Excluding `other`, the closest left is the negated one: skipped for `same`.
+        assert near_duplicate(workspace_id=workspace.pk, type_="fact", embedding=near, exclude_id=other.pk,
+                              text="The pump runs at four bar.").pk == same.pk
+        assert near_duplicate(workspace_id=workspace.pk, type_="fact", embedding=near, exclude_id=other.pk,
+                              text="The pump never runs at 4 bar.").pk == negated.pk
+
+
+def test_values_differ_reads_numbers_and_negation():
+    from memory.rules import values_differ
+
+    assert values_differ("listens on port 9991", "listens on port 9992")
+    assert values_differ("Ana has two cats.", "Ana has three cats.")
+    assert values_differ("Ana likes jazz.", "Ana doesn't like jazz.")
+    assert values_differ("Ana likes jazz.", "Ana doesn’t like jazz.")  # a typographic apostrophe
+    assert not values_differ("Fact number 3 about the garden.", "The garden, fact number three, again.")
+    assert not values_differ("Ana never eats meat.", "Ana does not eat meat.")
+    assert not values_differ("Pressure is 1,5 bar.", "Pressure is 1.5 bar.")
+    assert not values_differ("Deploys go out on Fridays.", "Deploys go out every Friday.")
+
+
 # --- restatements of an active episode ------------------------------------------------------
 
 def log(workspace, *lines, thread="t1") -> list[int]:

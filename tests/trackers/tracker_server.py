@@ -79,8 +79,9 @@ class TrackerServer:
                     reply = server.scripted.popleft()
                     if reply.hang:
                         time.sleep(reply.hang)
-                    self._answer(reply.status, reply.body, reply.headers)
-                    return
+                    if reply.status:  # else a slow answer: routed as usual below
+                        self._answer(reply.status, reply.body, reply.headers)
+                        return
                 try:
                     payload = json.loads(raw) if raw else {}
                 except ValueError:
@@ -119,6 +120,10 @@ class TrackerServer:
 
     def hang_next(self, seconds: float) -> None:
         self.scripted.append(Scripted(200, {}, {}, hang=seconds))
+
+    def slow_next(self, seconds: float) -> None:
+        """The next request is answered as usual, after `seconds`."""
+        self.scripted.append(Scripted(0, {}, {}, hang=seconds))
 
     def add_github_project(self, project: str) -> dict:
         """Another repository the token may reach; returns its issues (number -> Issue)."""
