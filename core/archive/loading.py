@@ -189,14 +189,17 @@ def import_abandon(*, workspace: Workspace) -> dict[str, int]:
     then its progress, in one transaction (foreign keys are checked at commit, so the order
     of the deletes does not matter). The workspace was empty before the import, so every row
     of an archived table is the import's — but the audit log, of which only the imported ids
-    go. Rows outside the archive that point at imported ones (the backlog the interactions'
-    trigger filled) go with them. Plain DELETE statements: memory does not grow with size."""
+    go. Rows outside the archive that point at imported ones go with them (the backlog the
+    interactions' trigger filled) or let go of them (a nullable link). Plain SQL statements:
+    memory does not grow with size."""
     tables = archive_tables()
+    plans = {t.name: _plan(t, tables) for t in tables}
     archived = {t.model for t in tables}
     deleted: dict[str, int] = {}
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET LOCAL mnemo.erasure = 'on'")
-        for table in tables:
+        # Children first: a child's rows are found through its parent (`Table.scope`).
+        for table in reversed(_order(tables, plans)):
             model = table.model
             if table in CORE_TABLES:
                 rows = model.objects.filter(pk__in=ImportIdMap.objects.filter(
@@ -204,13 +207,25 @@ def import_abandon(*, workspace: Workspace) -> dict[str, int]:
             else:
                 rows = model.objects.filter(**{table.scope: workspace})
             keys = rows.values("pk")
-            for rel in model._meta.related_objects:
-                if rel.related_model not in archived and rel.related_model is not Workspace and rel.field.concrete:
-                    _raw_delete(cursor, rel.related_model, rel.field.column, keys)
+            for rel in model._meta.get_fields(include_hidden=True):  # hidden: related_name="+" too
+                if (rel.auto_created and not rel.concrete and (rel.one_to_many or rel.one_to_one)
+                        and rel.related_model not in archived):
+                    _raw_unlink(cursor, rel.related_model, rel.field, keys)
             deleted[table.name] = _raw_delete(cursor, model, model._meta.pk.column, keys)
         for model in (ImportIdMap, ImportDeferred, ImportProgress):
             model.objects.filter(workspace=workspace).delete()
     return deleted
+
+
+def _raw_unlink(cursor, model, field, keys) -> None:
+    """Rows of another table pointing at rows about to go: a nullable link is cleared (a key
+    bound to an imported agent stays), else the row goes (an imported interaction's backlog)."""
+    if field.null:
+        sql, params = keys.query.sql_with_params()
+        cursor.execute(f'UPDATE "{model._meta.db_table}" SET "{field.column}" = NULL WHERE "{field.column}" IN ({sql})',
+                       params)
+    else:
+        _raw_delete(cursor, model, field.column, keys)
 
 
 def _raw_delete(cursor, model, column: str, keys) -> int:
