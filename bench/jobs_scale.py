@@ -120,7 +120,15 @@ def run_one(job: str, workspace_id: int) -> None:
     result = task.run(workspace_id=workspace_id, trigger="bench") if job in PER_WORKSPACE else task.run()
     seconds = time.monotonic() - started
     after = sum(1 for _ in broker.rglob("*") if _.is_file()) if broker.exists() else 0
-    print("RESULT " + json.dumps({"seconds_in_task": round(seconds, 2), "result": result,
+    from datetime import timedelta
+
+    from django.utils import timezone as dj_timezone
+
+    from core.models import JobRun
+
+    recorded = list(JobRun.objects.filter(name=job, started_at__gte=dj_timezone.now() - timedelta(seconds=seconds + 5))
+                    .values("workspace_id", "status", "counts"))
+    print("RESULT " + json.dumps({"seconds_in_task": round(seconds, 2), "result": result, "job_runs": recorded,
                                   "messages_enqueued": after - before}, default=str), flush=True)
 
 
