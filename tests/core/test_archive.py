@@ -33,7 +33,7 @@ from core.archive.loading import LOCK_CLASS, workspace_import
 from core.archive.reading import ArchiveError
 from core.archive.tables import KIND_PLAIN, KIND_REF, KIND_WORKSPACE, ByColumn, archive_tables, columns, review_targets
 from core.archive.writing import workspace_export
-from core.models import AuditEvent, ImportDeferred, ImportIdMap, ImportProgress, JobRun
+from core.models import AuditEvent, ImportDeferred, ImportIdMap, ImportProgress, JobRun, Workspace
 from core.services import membership_set, workspace_create
 from memory.models import Memory
 from memory.services import Draft, memory_store
@@ -439,3 +439,19 @@ def test_a_row_the_database_refuses_mid_way_is_reported_and_nothing_is_kept(work
         workspace_import(path=bad, workspace=copy)
     assert not Interaction.objects.filter(workspace=copy).exists()
     assert not ImportProgress.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)  # job_run refuses to run inside a transaction
+def test_resume_and_abandon_refuse_when_no_import_was_interrupted(workspace, tmp_path):
+    seed(workspace)
+    path = tmp_path / "a.zip"
+    workspace_export(workspace=workspace, path=path)
+    workspace_create(name="Copy", slug="copy")
+    with pytest.raises(CommandError, match="no interrupted import into 'copy' to resume"):
+        call_command("import_workspace", str(path), "--into", "copy", "--resume", stderr=io.StringIO())
+    with pytest.raises(CommandError, match="no interrupted import into 'copy'"):
+        call_command("import_workspace", "--into", "copy", "--abandon", stderr=io.StringIO())
+    with pytest.raises(CommandError, match="no workspace 'nowhere'"):
+        call_command("import_workspace", str(path), "--into", "nowhere", "--resume", stderr=io.StringIO())
+    assert not Workspace.objects.filter(slug="nowhere").exists()
+    assert not Interaction.objects.filter(workspace__slug="copy").exists()
