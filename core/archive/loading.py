@@ -186,8 +186,9 @@ def _begin(workspace: Workspace, digest: str, resume: bool) -> ImportProgress:
 
 def import_abandon(*, workspace: Workspace) -> dict[str, int]:
     """Undo an interrupted or failed import: delete every row its committed batches loaded,
-    then its progress, in one transaction (foreign keys are checked at commit, so the order
-    of the deletes does not matter). The workspace was empty before the import, so every row
+    then its progress, in one transaction (foreign keys are checked at commit; children go
+    first only because a child's rows are found through its parent). The workspace was
+    empty before the import, so every row
     of an archived table is the import's — but the audit log, of which only the imported ids
     go. Rows outside the archive that point at imported ones go with them (the backlog the
     interactions' trigger filled) or let go of them (a nullable link). Plain SQL statements:
