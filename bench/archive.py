@@ -5,6 +5,14 @@ seeder (interactions with their index rows, summaries, memories with evidence, c
 links), in a throw-away Mnemo.
 
     .venv/bin/python bench/archive.py --interactions 100000 --memories 10000 [--json out.json]
+
+Or on a workspace bench/jobs_scale.py generated (its embedded PostgreSQL under --var-dir, no
+web server or worker), without generating anything:
+
+    .venv/bin/python bench/archive.py --var-dir /tmp/mnemo-jobs --workspace jobs-scale [--json out.json]
+
+The import loads in bounded transactions (MNEMO_ARCHIVE_IMPORT_BATCH lines each); `uptime`
+is recorded before and after each step.
 """
 
 from __future__ import annotations
@@ -27,7 +35,12 @@ from bench.harness import ROOT, launched, machine, workspace_key, write_report  
 from bench.scale import build_pool, connect, dsn_for, embed_pool, generate  # noqa: E402
 
 
+def uptime() -> str:
+    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+
+
 def timed(args: list[str], env: dict) -> dict:
+    before = uptime()
     started = time.monotonic()
     done = subprocess.run(["/usr/bin/time", "-v", sys.executable, "manage.py", *args], cwd=ROOT, env=env,
                           capture_output=True, text=True)
@@ -35,15 +48,44 @@ def timed(args: list[str], env: dict) -> dict:
     if done.returncode:
         raise SystemExit(f"{args[0]} failed:\n{done.stderr[-3000:]}")
     rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr).group(1))
-    return {"seconds": round(seconds, 1), "max_rss_mb": round(rss / 1024, 1)}
+    return {"seconds": round(seconds, 1), "max_rss_mb": round(rss / 1024, 1), "uptime_before": before,
+            "uptime_after": uptime()}
+
+
+def steps(slug: str, env: dict, tmp: str, report: dict) -> None:
+    path = Path(tmp) / "workspace.zip"
+    copy = f"{slug}-copy"
+    print("exporting …", flush=True)
+    report["export"] = timed(["export_workspace", slug, str(path)], env)
+    report["archive_mb"] = round(path.stat().st_size / 1024**2, 1)
+    print(report["export"], f"{report['archive_mb']} MB", flush=True)
+    print("importing …", flush=True)
+    report["import"] = timed(["import_workspace", str(path), "--into", copy], env)
+    print(report["import"], flush=True)
+    print("exporting the copy …", flush=True)
+    report["export_copy"] = timed(["export_workspace", copy, str(Path(tmp) / "copy.zip")], env)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--interactions", type=int, default=100_000)
     parser.add_argument("--memories", type=int, default=10_000)
+    parser.add_argument("--var-dir", type=Path, help="bench/jobs_scale.py's database (with --workspace)")
+    parser.add_argument("--workspace", help="slug of a workspace already generated there")
+    parser.add_argument("--tmp", help="folder for the archives (default: a temporary one)")
     parser.add_argument("--json")
     args = parser.parse_args()
+    if args.workspace:
+        from bench.jobs_scale import env_for, start_database
+
+        report = {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "machine": machine(),
+                  "args": {k: str(v) for k, v in vars(args).items()}}
+        start_database(args.var_dir.resolve())
+        with tempfile.TemporaryDirectory(prefix="mnemo-archive-", dir=args.tmp) as tmp:
+            steps(args.workspace, env_for(args.var_dir.resolve()), tmp, report)
+        print(report)
+        write_report(report, args.json)
+        return
     # bench/scale.py's generator reads its own arguments: its defaults, with these sizes.
     scale_args = argparse.Namespace(interactions=args.interactions, memories=args.memories, conversations=0,
                                     speakers=200, noise=0.02, pool_generated=3000, chunk=25_000, seed=7, url=None,
@@ -61,14 +103,7 @@ def main() -> None:
                                 "WHERE k.prefix = %s", [key.split("_")[1]]).fetchone()[0]
         env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "CELERY_BROKER_URL"}}
         env["MNEMO_VAR_DIR"] = str(mnemo.var_dir)
-        path = Path(tmp) / "workspace.zip"
-        print("exporting …", flush=True)
-        report["export"] = timed(["export_workspace", slug, str(path)], env)
-        report["archive_mb"] = round(path.stat().st_size / 1024**2, 1)
-        print("importing …", flush=True)
-        report["import"] = timed(["import_workspace", str(path), "--into", "archive-bench-copy"], env)
-        print("exporting the copy …", flush=True)
-        report["export_copy"] = timed(["export_workspace", "archive-bench-copy", str(Path(tmp) / "copy.zip")], env)
+        steps(slug, env, tmp, report)
     print(report)
     write_report(report, args.json)
 

@@ -37,6 +37,7 @@ from core.privacy.guard import first_secret
 from core.concurrency import lock_workspaces, retry_on_conflict
 from core.layers import conversation_closed, layers
 from core.models import ApiKey, Workspace
+from core.selectors import workspaces_importing
 from core.providers import get_embedder, get_llm
 from core.services import SYSTEM, Actor, audit_record
 from entities.services import identities_resolve, link_suggestions_scan
@@ -466,7 +467,9 @@ def interactions_backlog_drain(*, older_than_seconds: int = 30, max_batches: int
     cutoff = timezone.now() - timedelta(seconds=older_than_seconds)
     done = 0
     for _ in range(max_batches):
+        # An import's interactions wait in the backlog until it ends (most leave it then).
         stale = list(InteractionBacklog.objects.filter(created_at__lt=cutoff)
+                     .exclude(workspace_id__in=workspaces_importing())
                      .filter(Q(lease_until__isnull=True) | Q(lease_until__lt=timezone.now()))
                      .exclude(workspace_id__in=selectors.rebuilding_workspace_ids())
                      .order_by("interaction_id").values_list("interaction_id", flat=True)[:PROCESS_CHUNK])
@@ -607,7 +610,7 @@ def conversations_sweep(*, now: datetime | None = None, limit: int = 500) -> lis
         Conversation.objects.filter(
             status__in=[ConversationStatus.ACTIVE, ConversationStatus.IDLE],
             last_interaction_at__lt=now - IDLE_FLOOR,
-        ).order_by("last_interaction_at")[:limit]
+        ).exclude(workspace_id__in=workspaces_importing()).order_by("last_interaction_at")[:limit]
     )
     # The closing cues are in each conversation's last message: one query for all of them.
     last_messages = dict(Interaction.objects.filter(

@@ -7,6 +7,7 @@ from conversations import services
 from conversations.rebuild import rebuild_run, rebuilds_resume_stale
 from core.concurrency import is_retryable_conflict
 from core.models import Workspace
+from core.selectors import workspaces_importing
 from core.providers import ProviderError
 
 
@@ -57,7 +58,8 @@ def drain_backlog() -> int:
 @shared_task(name="conversations.suggest_identity_links", acks_late=True)
 def suggest_identity_links() -> int:
     """Beat: propose identity links in every workspace, for people to accept or reject."""
-    return sum(services.identity_links_suggest(workspace=workspace) for workspace in Workspace.objects.all())
+    return sum(services.identity_links_suggest(workspace=workspace)
+               for workspace in Workspace.objects.exclude(pk__in=workspaces_importing()))
 
 
 @shared_task(name="conversations.index_missing", acks_late=True)

@@ -106,6 +106,6 @@ def post_import(request: HttpRequest, archive: File[UploadedFile]):
     return Status(202, job)
 
 
-@router.get("/import/{job_id}", response=ArchiveJobOut, auth=require("admin"), summary="An import's state")
+@router.get("/import/{job_id}", response=ArchiveJobOut, auth=require("admin", during_import=True), summary="An import's state")
 def get_import(request: HttpRequest, job_id: UUID):
     return _job(request, job_id, ArchiveJob.Kind.IMPORT)

@@ -14,8 +14,10 @@ from django.http import HttpRequest
 from ninja.security.http import HttpAuthBase
 
 from core import ratelimit
+from core.errors import ApiError
 from core.logging import api_key_var
 from core.models import ApiKey, Scope
+from core.selectors import workspace_importing
 from core.services import api_key_rejection_record, api_key_verify
 
 
@@ -25,26 +27,40 @@ class MissingScope(Exception):
         super().__init__(f"This API key lacks the {scope!r} scope.")
 
 
+class WorkspaceImporting(ApiError):
+    """An archive import is loading the key's workspace (core.models.ImportProgress): nothing
+    of it is served until the import's last transaction commits."""
+
+    status = 409
+    code = "workspace_importing"
+
+    def __init__(self):
+        super().__init__("This workspace is being imported from an archive; it is usable once the import ends.")
+
+
 class ApiKeyAuth(HttpAuthBase):
     openapi_scheme = "bearer"
 
-    def __init__(self, scope: str):
+    def __init__(self, scope: str, during_import: bool = False):
         if scope not in Scope.values:
             raise ValueError(f"unknown scope {scope!r}")
         self.scope = scope
+        self.during_import = during_import
         super().__init__()
 
     def __call__(self, request: HttpRequest) -> ApiKey | None:
-        api_key = authenticate(request)
+        api_key = authenticate(request, during_import=self.during_import)
         if api_key is not None:
             check_scope(api_key, self.scope)
         return api_key
 
 
-def authenticate(request: HttpRequest) -> ApiKey | None:
+def authenticate(request: HttpRequest, *, during_import: bool = False) -> ApiKey | None:
     """The request's valid API key, counted against the rate limits, with
     `request.workspace` set; None when none (or no valid one) was presented. The scope is
-    the caller's to check: the REST API per operation, the MCP endpoint per tool."""
+    the caller's to check: the REST API per operation, the MCP endpoint per tool. A key of
+    a workspace an import is loading raises WorkspaceImporting unless `during_import` (the
+    import's own state)."""
     ratelimit.api_request_count(request)
     # Unlike ninja's HttpBearer, never log the header: it carries the secret.
     header = request.headers.get("Authorization", "")
@@ -59,6 +75,8 @@ def authenticate(request: HttpRequest) -> ApiKey | None:
         api_key_rejection_record(presented=token, client_address=ratelimit.client_address(request))
         return None
     ratelimit.api_key_count(request, key_prefix=api_key.prefix)
+    if not during_import and workspace_importing(workspace_id=api_key.workspace_id):
+        raise WorkspaceImporting()
     request.workspace = api_key.workspace
     api_key_var.set(api_key.pk)  # who proposes what this request opens for review (issue 20)
     return api_key
@@ -69,8 +87,9 @@ def check_scope(api_key: ApiKey, scope: str) -> None:
         raise MissingScope(scope)
 
 
-_instances = {scope: ApiKeyAuth(scope) for scope in Scope.values}
+_instances = {(scope, during): ApiKeyAuth(scope, during) for scope in Scope.values for during in (False, True)}
 
 
-def require(scope: str) -> ApiKeyAuth:
-    return _instances[scope]
+def require(scope: str, *, during_import: bool = False) -> ApiKeyAuth:
+    """`during_import`: also while an import loads the workspace (only the import's state)."""
+    return _instances[(scope, during_import)]

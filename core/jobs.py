@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from core.logging import mask_secrets
 from core.models import JobRun, Workspace
+from core.selectors import workspaces_importing
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +54,7 @@ def job_run_per_workspace(name: str, work: Callable[[int], dict], *, workspace_i
     its own (so a workspace's maintenance page shows its own runs and counts, never another
     tenant's). A workspace that fails is recorded as failed and does not stop the others."""
     ids = ([workspace_id] if workspace_id is not None
-           else list(Workspace.objects.order_by("pk").values_list("pk", flat=True)))
+           else list(Workspace.objects.exclude(pk__in=workspaces_importing()).order_by("pk").values_list("pk", flat=True)))
     outcome = {"ok": 0, "failed": 0}
     for pk in ids:
         try:

@@ -221,3 +221,48 @@ class ArchiveJob(models.Model):
             models.CheckConstraint(condition=models.Q(status__in=["queued", "running", "ok", "failed"]),
                                    name="archivejob_status_valid"),
         ]
+
+
+class ImportProgress(models.Model):
+    """An archive import into this workspace, loaded in bounded transactions (issue 19 part
+    6; core.archive.loading): while the row exists the workspace is being imported into —
+    refused to agents and the dashboard, skipped by the background jobs — and it is deleted
+    in the transaction of the import's last step, so the workspace appears whole or not at
+    all. A killed import resumes from here (`import_workspace --resume`)."""
+
+    workspace = models.OneToOneField(Workspace, on_delete=models.CASCADE, primary_key=True,
+                                     related_name="import_progress")
+    archive_digest = models.CharField(max_length=64, help_text="SHA-256 of the manifest: a resume reads the same archive")
+    table = models.CharField(max_length=80, blank=True, help_text="The table being loaded")
+    lines_done = models.BigIntegerField(default=0, help_text="Its lines committed (inserted or skipped)")
+    tables_done = models.JSONField(default=list, blank=True)
+    counts = models.JSONField(default=dict, blank=True)
+    skipped = models.JSONField(default=dict, blank=True)
+    started_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+
+class ImportIdMap(models.Model):
+    """Source id -> new id of each row an import in progress inserted, per model label (and,
+    under `pks:<table>`, the keys an `after_import` hook is given at the end): written in
+    the batch's own transaction, so a resumed import knows every id the committed batches
+    gave. Deleted with the ImportProgress."""
+
+    id = models.BigAutoField(primary_key=True)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    label = models.CharField(max_length=120)
+    old = models.BigIntegerField()
+    new = models.BigIntegerField()
+
+
+class ImportDeferred(models.Model):
+    """A nullable reference of an imported row to a row the archive lists further on (a
+    forward `supersedes`, a conversation's current summary): set in the import's last step."""
+
+    id = models.BigAutoField(primary_key=True)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    label = models.CharField(max_length=120)
+    row = models.BigIntegerField()
+    attname = models.CharField(max_length=120)
+    target = models.CharField(max_length=120)
+    old = models.BigIntegerField()

@@ -7,7 +7,7 @@ from datetime import datetime
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from core.models import ApiKey, AuditEvent, Membership, Workspace, WorkerHeartbeat
+from core.models import ApiKey, AuditEvent, ImportProgress, Membership, Workspace, WorkerHeartbeat
 
 
 def user_memberships(*, user) -> QuerySet[Membership]:
@@ -22,6 +22,16 @@ def membership_get_by_slug(*, user, slug: str) -> Membership | None:
 
 def workspace_get_by_slug(*, slug: str) -> Workspace | None:
     return Workspace.objects.filter(slug=slug).first()
+
+
+def workspaces_importing() -> QuerySet:
+    """Ids of the workspaces an archive import is loading (core.models.ImportProgress): not
+    usable until it ends, and the background jobs leave them alone meanwhile."""
+    return ImportProgress.objects.values("workspace_id")
+
+
+def workspace_importing(*, workspace_id: int) -> bool:
+    return ImportProgress.objects.filter(workspace_id=workspace_id).exists()
 
 
 def api_key_list(*, workspace: Workspace) -> QuerySet[ApiKey]:

@@ -12,6 +12,7 @@ from django.utils import timezone
 from conversations.selectors import conversations_quiet_past
 from core.errors import NotFound
 from core.models import AuditEvent, Workspace
+from core.selectors import workspaces_importing
 from memory.models import (
     OPEN_STATUSES,
     Censor,
@@ -211,7 +212,8 @@ def _uncut_tails(quiet_minutes: int):
 def conversations_with_uncut_tail(*, quiet_minutes: int) -> list[int]:
     """Conversations with processed interactions past their last episode that went quiet:
     not active any more, or nothing logged for `quiet_minutes`."""
-    return list(_uncut_tails(quiet_minutes).order_by("pk").values_list("pk", flat=True)[:500])
+    return list(_uncut_tails(quiet_minutes).exclude(workspace_id__in=workspaces_importing())
+                .order_by("pk").values_list("pk", flat=True)[:500])
 
 
 def episode_tails_count(workspace: Workspace) -> int:

@@ -438,6 +438,9 @@ MNEMO_ARCHIVE_DIR = Path(os.environ.get("MNEMO_ARCHIVE_DIR", VAR_DIR / "archives
 MNEMO_ARCHIVE_MAX_BYTES = int(env_float("MNEMO_ARCHIVE_MAX_BYTES", 20 * 1024**3))
 MNEMO_ARCHIVE_MAX_LINE_BYTES = int(env_float("MNEMO_ARCHIVE_MAX_LINE_BYTES", 16 * 1024**2))
 MNEMO_ARCHIVE_MAX_UPLOAD_BYTES = int(env_float("MNEMO_ARCHIVE_MAX_UPLOAD_BYTES", 4 * 1024**3))
+# Rows an import commits per transaction (core.archive.loading): small enough that a killed
+# import loses seconds of work, large enough that the commits cost little.
+MNEMO_ARCHIVE_IMPORT_BATCH = int(env_float("MNEMO_ARCHIVE_IMPORT_BATCH", 2000))
 # "Select all" across pages decides at most this many claims in one request (each claim is
 # decided in its own savepoint: a bound keeps the request short).
 MNEMO_REVIEW_BULK_FILTER_MAX = int(env_float("MNEMO_REVIEW_BULK_FILTER_MAX", 200))

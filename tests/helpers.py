@@ -49,6 +49,14 @@ def assert_error(response, status: int, code: str | None = None) -> dict:
     return body["error"]
 
 
+def database_url() -> str:
+    """The test database as a DATABASE_URL, for a process of its own (a worker, a command)."""
+    from urllib.parse import quote
+
+    db = connections["default"].settings_dict
+    return f"postgres://{quote(db['USER'] or '', safe='')}@{quote(db['HOST'], safe='')}:{db['PORT']}/{db['NAME']}"
+
+
 def wait_for(predicate, timeout: float = 30.0, interval: float = 0.2) -> bool:
     """Poll until `predicate()` is true; False when `timeout` seconds pass first."""
     import time

@@ -34,10 +34,10 @@ def export_run(*, workspace: Workspace, path: Path, actor: Actor = SYSTEM, trigg
 
 
 def import_run(*, workspace: Workspace, path: Path, actor: Actor = SYSTEM, trigger: str = "command",
-               progress=None) -> Report:
+               progress=None, resume: bool = False) -> Report:
     """Raises ArchiveError (nothing imported) when the archive is refused."""
     with job_run("archive.import", workspace_id=workspace.pk, trigger=trigger) as counts:
-        report = workspace_import(path=path, workspace=workspace, progress=progress)
+        report = workspace_import(path=path, workspace=workspace, progress=progress, resume=resume)
         counts.update(report.counts)
     audit_record(workspace=workspace, actor=actor, verb="workspace.import",
                  data={"rows": sum(report.counts.values()), "carried_vectors": report.carried_vectors})

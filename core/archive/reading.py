@@ -43,6 +43,7 @@ class Archive:
     zf: zipfile.ZipFile
     manifest: dict
     members: dict[str, zipfile.ZipInfo] = field(default_factory=dict)
+    digest: str = ""  # SHA-256 of manifest.json: which archive an interrupted import was reading
 
     def close(self) -> None:
         self.zf.close()
@@ -115,7 +116,8 @@ def _checked(zf: zipfile.ZipFile, tables: tuple[Table, ...]) -> Archive:
     if names[MANIFEST].file_size > MAX_MANIFEST_BYTES:
         raise ArchiveError("manifest.json is too large")
     try:
-        manifest = json.loads(zf.read(MANIFEST))
+        raw = zf.read(MANIFEST)
+        manifest = json.loads(raw)
     except (ValueError, zipfile.BadZipFile, OSError, zlib.error) as exc:
         raise ArchiveError(f"manifest.json is unreadable: {exc}") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
@@ -140,7 +142,7 @@ def _checked(zf: zipfile.ZipFile, tables: tuple[Table, ...]) -> Archive:
     strays = sorted(set(names) - set(members) - {MANIFEST})
     if strays:
         raise ArchiveError(f"unexpected members in the archive: {', '.join(strays[:5])}")
-    return Archive(zf=zf, manifest=manifest, members=members)
+    return Archive(zf=zf, manifest=manifest, members=members, digest=hashlib.sha256(raw).hexdigest())
 
 
 def secrets_in(row: dict, scannable: list[str]) -> list[tuple[str, str]]:

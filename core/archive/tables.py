@@ -52,8 +52,8 @@ class Table:
     # text is embedded again at import (small tables only), else the rows are skipped and
     # `after_import` is told so.
     vector_text: Mapping[str, str] = field(default_factory=dict)
-    # (workspace_id, carried_vectors: bool, imported_pks: list) -> None, inside the import's
-    # transaction, once the whole archive is in: fix-ups the owner knows about.
+    # (workspace_id, carried_vectors: bool, imported_pks: a sequence of ints) -> None, in the
+    # import's last transaction, once the whole archive is in: fix-ups the owner knows about.
     after_import: Callable[[int, bool, list], None] | None = None
 
     @property

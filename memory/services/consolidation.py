@@ -29,6 +29,7 @@ from pgvector import Vector
 from core.concurrency import lock_workspaces
 from core.errors import ApiError
 from core.models import Workspace
+from core.selectors import workspaces_importing
 from core.providers import ProviderError, get_llm
 from core.services import SYSTEM, Actor, audit_record
 from memory import consolidation
@@ -311,7 +312,8 @@ def _create(workspace_id: int, plan: _Plan, members: list[Item], evidence: list[
 def consolidation_workspaces() -> list[int]:
     """Workspaces whose policy lets consolidation run (no row: the defaults, enabled)."""
     disabled = ConsolidationPolicy.objects.filter(enabled=False).values("workspace_id")
-    return list(Workspace.objects.exclude(pk__in=disabled).order_by("pk").values_list("pk", flat=True))
+    return list(Workspace.objects.exclude(pk__in=disabled).exclude(pk__in=workspaces_importing())
+                .order_by("pk").values_list("pk", flat=True))
 
 
 def consolidation_run_record(*, workspace_id: int, actor: Actor, counts: dict, trigger: str) -> None:

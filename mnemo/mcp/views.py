@@ -20,7 +20,7 @@ from django.views.decorators.csrf import csrf_exempt
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from ninja.errors import AuthenticationError
 
-from core.auth import authenticate
+from core.auth import WorkspaceImporting, authenticate
 from core.errors import error_response
 from core.middleware import ApiInputGuard
 from core.ratelimit import RateLimited
@@ -59,7 +59,7 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
         return _refused(refusal)
     try:
         api_key = authenticate(request)
-    except RateLimited as exc:
+    except (RateLimited, WorkspaceImporting) as exc:
         return _refused(api.on_exception(request, exc))
     if api_key is None:
         return _refused(api.on_exception(request, AuthenticationError()))

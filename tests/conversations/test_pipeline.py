@@ -14,7 +14,6 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
-from urllib.parse import quote
 
 import pytest
 from django.conf import settings as django_settings
@@ -29,7 +28,7 @@ from entities.models import Entity
 from entities.services import entity_erase, entity_merge, entity_split
 from memory.models import Memory, MemoryEvidence
 from review.models import ReviewItem
-from tests.helpers import closing_connections, wait_for
+from tests.helpers import closing_connections, database_url, wait_for
 from tests.openai_server import OpenAIServer, llm_pointed_at
 
 T0 = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
@@ -149,14 +148,9 @@ def test_while_the_llm_is_slow_no_lock_of_the_workspace_or_its_backlog_is_held(w
     assert InteractionIndex.objects.filter(interaction_id__in=ids).count() == len(TALK)
 
 
-def _database_url() -> str:
-    db = connection.settings_dict
-    return f"postgres://{quote(db['USER'] or '', safe='')}@{quote(db['HOST'], safe='')}:{db['PORT']}/{db['NAME']}"
-
-
 def _worker(ids: list[int], llm_url: str, tmp_path: Path) -> subprocess.Popen:
     """A worker process of its own: the pipeline over `ids`, as the Celery task runs it."""
-    env = {**os.environ, "DATABASE_URL": _database_url(), "DJANGO_SETTINGS_MODULE": "mnemo.settings",
+    env = {**os.environ, "DATABASE_URL": database_url(), "DJANGO_SETTINGS_MODULE": "mnemo.settings",
            "MNEMO_LLM_URL": llm_url, "MNEMO_LLM_MODEL": "test-model", "MNEMO_LLM_RETRIES": "0",
            "MNEMO_LLM_TIMEOUT": "120", "MNEMO_CLAIM_LEASE_SECONDS": "3", "MNEMO_VAR_DIR": str(tmp_path)}
     code = ("import django, sys; django.setup(); from conversations.services import interactions_index; "
