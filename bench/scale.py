@@ -422,7 +422,7 @@ INTERACTION_COLS = ("id, workspace_id, entity_id, conversation_id, api_key_id, c
 MEMORY_COLS = ("id, workspace_id, type, certainty, status, text, text_hash, confidence, importance, subject_id, "
                "attribute, value, polarity, source, rule, model, prompt_version, conversation_id, occurred_at, "
                "event_first, event_last, reinforcement_count, last_confirmed_at, access_count, strength, embedding, "
-               "concepts, metadata, created_at, updated_at")
+               "concepts, metadata, archived_reason, created_at, updated_at")
 EVIDENCE_COLS = "id, memory_id, interaction_id, quote, start, \"end\", created_at"
 
 
@@ -657,7 +657,7 @@ class Generator:
                 d["source"][:40], d["rule"], d["model"], d["prompt_version"], int(r.conv_ids[r.conv_of[d["at"]]]),
                 occurred, d["event_first"], d["event_last"], d["reinforcement"], confirmed, 0,
                 round(rng.uniform(0.5, 1.0), 3), vector_text(vec), sorted(text_concepts(d["text"])),
-                json.dumps(d["metadata"]), created, updated))
+                json.dumps(d["metadata"]), "", created, updated))
             for i, quote, start, end in d["evidence"]:
                 chunk.evidence.append((int(evidence_ids[e]), int(mid), int(r.ids[i]), quote, start, end, created))
                 e += 1

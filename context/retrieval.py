@@ -61,25 +61,14 @@ def _kind_hits(cursor, filters: hybrid.Filters, kind: str, plan: tuple[str, list
     return list(hybrid.ranked(spec.hits(cursor, ids), dense, lexical).values()) if ids else []
 
 
-def words_ranked(lexemes: list[str], name_lexemes: list[str]) -> list[str]:
-    """The query's words that full text ranks by: all but the names of the entities the
-    query names, when other words remain. The people a conversation is about are named in
-    most of its turns and in every episode's header ("Melanie and Caroline talked"), so
-    their names rank by how often a row repeats them, not by what it says; that a row is
-    about them is the entity dimension's to count (context.scoring), once."""
-    rest = [lexeme for lexeme in lexemes if lexeme not in set(name_lexemes)]
-    return rest or lexemes
-
-
 def search(filters: hybrid.Filters, query: str, vector: Callable[[], list[float]] | list[float], *,
-           kinds: tuple[str, ...] = KINDS, named: list[int] = (), names: list[str] = (),
+           kinds: tuple[str, ...] = KINDS, named: list[int] = (),
            meanwhile: Callable[[], None] | None = None, parallel: bool = False) -> list[hybrid.Hit]:
     """Every kind's dense and lexical neighbours of the query, as hits with their ranks.
     `vector`: the query's embedding, or a callable that waits for it: every full-text search
     runs first, so the embedding can be computed meanwhile (a callable with a `start()`
     method is told when they begin). `named`: the ids of the entities
-    the query names (their relationships are candidates too); `names`: their names, whose
-    words do not rank full-text matches (words_ranked). `meanwhile`: work of the
+    the query names (their relationships are candidates too). `meanwhile`: work of the
     caller's that needs no vector, run after the full-text searches while the query may
     still be embedding. `parallel`: search PARALLEL_KINDS on a helper thread's connection
     at the same time, in this transaction's snapshot (exported; the caller must be in a
@@ -89,7 +78,7 @@ def search(filters: hybrid.Filters, query: str, vector: Callable[[], list[float]
     literal = functools.cache(lambda: hybrid.vector_literal(vector() if callable(vector) else vector))
     with connection.cursor() as cursor:
         hybrid.prepare(cursor)
-        lexemes = words_ranked(hybrid.lexemes_of(cursor, query), hybrid.lexemes_of(cursor, " ".join(names)))
+        lexemes = hybrid.lexemes_of(cursor, query)
         if hasattr(vector, "start"):
             vector.start()  # embedding from now on, beside the full-text searches
         helper = None

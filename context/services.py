@@ -239,7 +239,7 @@ def ranked(request: RecallRequest, *, meanwhile: Callable[[list[int]], object] |
         named = entities_named(request.workspace_id, request.query)
         entity_ids = sorted({pk for pk, _ in named} | ({request.entity_id} if request.entity_id else set()))
         hits = retrieval.search(filters, request.query, embedding, kinds=kinds, named=[pk for pk, _ in named],
-                                names=[name for _, name in named], meanwhile=while_embedding, parallel=parallel)
+                                meanwhile=while_embedding, parallel=parallel)
     links = found["links"]
     query = scoring.Query(text=request.query, concepts=query_concepts, entity_ids=frozenset(entity_ids),
                           time_range=found["time_range"], now=now, recency_weight=request.recency_weight)
