@@ -200,6 +200,7 @@ def main() -> None:
     parser.add_argument("--workspaces", type=Path, required=True)
     parser.add_argument("--part", choices=("tune", "report", "both"), default="both")
     parser.add_argument("--episodes", action="store_true", help="also the scenario consolidating episodes")
+    parser.add_argument("--scenarios", help="only these (comma-separated names), e.g. year")
     parser.add_argument("--categories", default="1,2,3,4,5", help="the questions' categories to ask (default all)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
@@ -219,6 +220,8 @@ def main() -> None:
     if args.episodes:
         scenarios["consolidated episodes+year"] = lambda: {"consolidation": consolidate(workspaces, episodes=True),
                                                            "decay": decay_a_year(workspaces)}
+    if args.scenarios:
+        scenarios = {name: scenarios[name] for name in args.scenarios.split(",")}
     results = {name: scenario(name, prepare, samples, workspaces, categories) for name, prepare in scenarios.items()}
     report = {}
     for part, ids in parts.items():

@@ -11,9 +11,6 @@ text never exceeds the budget.
   higher one.
 - A key is served once; a later item with a key already in the pack is dropped as
   "duplicate". Items with blank text are dropped as "empty".
-- An item says which source turns it carries (`covers`); one whose every such turn is
-  carried by items already in the pack adds nothing and is dropped as "covered" (an item
-  that covers nothing, an entity card say, is never dropped so).
 
 Tokenizers are not additive: the count of two lines joined may differ from the sum of their
 counts (a BPE merge across the join, a counter that rounds). Each item is charged its
@@ -79,7 +76,6 @@ class PackItem:
     text: str  # the rendered line, e.g. "[2023-05-08] Caroline: …"
     score: float
     payload: Mapping[str, Any] = field(default_factory=dict, compare=False)  # carried through untouched
-    covers: frozenset = frozenset()  # the source turns it carries (module docstring: "covered")
 
 
 @dataclass(frozen=True)
@@ -89,7 +85,7 @@ class PackedSection:
     inflow_tokens: int  # budget left unused by the sections above
     tokens_used: int  # the marginal cost of its header and items
     items: tuple[PackItem, ...]
-    dropped: tuple[tuple[PackItem, str], ...]  # (item, "budget" | "duplicate" | "empty" | "covered")
+    dropped: tuple[tuple[PackItem, str], ...]  # (item, "budget" | "duplicate" | "empty")
 
     @property
     def available_tokens(self) -> int:
@@ -151,12 +147,11 @@ def pack(items_by_section: Mapping[str, Sequence[PackItem]], *, total_budget: in
     writer = _Writer(count_tokens, separator, lower_bound=lower_bound, additive=additive)
     drafts: list[_Draft] = []
     taken: set[Hashable] = set()
-    carried: set = set()
     inflow = 0
     for spec in specs:
         draft = _Draft(spec.name, allotted[spec.name], inflow)
         for item in items_by_section.get(spec.name, ()):
-            _offer(draft, item, writer, header, taken, carried)
+            _offer(draft, item, writer, header, taken)
         drafts.append(draft)
         inflow = draft.budget + draft.inflow - draft.used
     tokens = _trim_to_budget(drafts, writer, total_budget)
@@ -241,15 +236,12 @@ class _Writer:
 
 
 def _offer(draft: _Draft, item: PackItem, writer: _Writer, header: Callable[[str], str],
-           taken: set[Hashable], carried: set) -> None:
+           taken: set[Hashable]) -> None:
     if not item.text.strip():
         draft.dropped.append((item, "empty"))
         return
     if item.key in taken:
         draft.dropped.append((item, "duplicate"))
-        return
-    if item.covers and item.covers <= carried:
-        draft.dropped.append((item, "covered"))
         return
     title = header(draft.name) if not draft.placed else ""
     lines = [title, item.text] if title else [item.text]
@@ -264,7 +256,6 @@ def _offer(draft: _Draft, item: PackItem, writer: _Writer, header: Callable[[str
     draft.placed.append(_Placed(item, cost, len(lines)))
     draft.used += cost
     taken.add(item.key)
-    carried |= item.covers
 
 
 def _trim_to_budget(drafts: list[_Draft], writer: _Writer, total_budget: int) -> int:

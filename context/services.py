@@ -266,22 +266,12 @@ def _time_range(query: str, now: datetime):
 COVERING_KINDS = ("interaction", "memory", "summary")
 
 
-def _stands_for(item: Item) -> frozenset[int]:
-    """The turns an item carries, so that another item citing only those adds nothing: the
-    ones it cites, when it cites no more than an episode quotes (MNEMO_EPISODE_TURNS). An
-    item citing a longer range (a summary of a session, a pattern consolidated from many
-    episodes) condenses it and stands for none of its turns: the turn that says the thing
-    asked about still adds what the condensed text left out."""
-    if item.kind not in COVERING_KINDS:
-        return frozenset()
-    ids = frozenset(s["interaction_id"] for s in item.sources)
-    return ids if len(ids) <= settings.MNEMO_EPISODE_TURNS else frozenset()
-
-
 def _covered(item: Item, cited: set[int]) -> bool:
-    """True when better items already carry every source of this one (then it adds no new
-    evidence); otherwise what it carries counts as cited from now on."""
-    ids = _stands_for(item)
+    """True when a better item already cites every source of this one (then it adds no
+    new evidence); otherwise its sources count as cited from now on."""
+    if item.kind not in COVERING_KINDS:
+        return False
+    ids = {s["interaction_id"] for s in item.sources}
     if ids and ids <= cited:
         return True
     cited |= ids
@@ -404,15 +394,15 @@ def context_pack(request: PackRequest, *, actor: Actor) -> PackLog:
         sections["retrieval"].append(packing.PackItem(key=("working_memory", item.id), section="retrieval",
                                                       text=f"- (in focus) {item.text}", score=item.score,
                                                       payload={"item": item}))
-    # Whether an item adds evidence is decided against what the pack holds (packing drops it
-    # as "covered"), not against what ranked above it: a better item that did not fit, or
-    # went to a section that was full, carries nothing into the pack.
+    cited: set[int] = set()
     for item in all_ranked:
         if item.kind == "memory" and item.type == "censor":
             continue  # censors come as warnings
+        if _covered(item, cited):
+            continue
         sections[_section_for(item)].append(packing.PackItem(key=(item.kind, item.id), section=_section_for(item),
                                                              text=render(item), score=item.score,
-                                                             covers=_stands_for(item), payload={"item": item}))
+                                                             payload={"item": item}))
     counter = get_token_counter()
     try:
         built = packing.pack(sections, total_budget=request.budget_tokens, count_tokens=counter.count,

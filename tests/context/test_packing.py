@@ -155,38 +155,6 @@ def test_a_key_is_served_once_and_blank_items_are_skipped():
     assert result.text.count("Caroline is a counsellor.") == 1
 
 
-def test_an_item_whose_turns_the_pack_already_carries_is_dropped_as_covered():
-    episode = PackItem(key=("memory", 1), section="retrieval", text="On 8 May, A and B talked: x y", score=0.9,
-                       covers=frozenset({10, 11, 12}))
-    turn = PackItem(key=("interaction", 11), section="retrieval", text="A: y", score=0.8, covers=frozenset({11}))
-    other = PackItem(key=("interaction", 13), section="retrieval", text="B: z", score=0.7, covers=frozenset({12, 13}))
-    card = PackItem(key=("entity", 5), section="retrieval", text="A (person)", score=0.6)
-    result = pack({"retrieval": [episode, turn, other, card]}, total_budget=500, count_tokens=words)
-    retrieval = section(result, "retrieval")
-    assert retrieval.items == (episode, other, card)  # `other` adds turn 13; a card carries no turn
-    assert retrieval.dropped == ((turn, "covered"),)
-
-
-def test_a_turn_carried_only_by_an_item_that_did_not_fit_is_still_packed():
-    long_episode = PackItem(key=("memory", 1), section="retrieval", text="word " * 50, score=0.9,
-                            covers=frozenset({10, 11}))
-    turn = PackItem(key=("interaction", 11), section="retrieval", text="A: y", score=0.8, covers=frozenset({11}))
-    result = pack({"retrieval": [long_episode, turn]}, total_budget=20, count_tokens=words,
-                  specs=[SectionSpec("retrieval", 1.0)])
-    retrieval = section(result, "retrieval")
-    assert retrieval.items == (turn,)
-    assert retrieval.dropped == ((long_episode, "budget"),)
-
-
-def test_what_a_higher_section_packed_covers_lower_sections_too():
-    preference = PackItem(key=("memory", 2), section="preference", text="Likes tea.", score=0.9,
-                          covers=frozenset({7}))
-    turn = PackItem(key=("interaction", 7), section="retrieval", text="A: I like tea", score=0.8,
-                    covers=frozenset({7}))
-    result = pack({"preference": [preference], "retrieval": [turn]}, total_budget=500, count_tokens=words)
-    assert section(result, "retrieval").dropped == ((turn, "covered"),)
-
-
 def test_the_payload_is_carried_through_untouched():
     payload_item = item(7, kind="memory", sources=[101, 102])
     result = pack({"retrieval": [payload_item]}, total_budget=100, count_tokens=words)
