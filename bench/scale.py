@@ -1148,16 +1148,36 @@ def hnsw_recall(dsn: str, workspace_id: int, qs: list[tuple[str, int]]) -> dict:
     return out
 
 
+# core/search.py's lexical_search, bare: the rarest query words (within MAX_POSTINGS rows by
+# the table's statistics) find the candidates, ts_rank picks the best RERANK, cover density
+# orders them.
 LEXICAL_FLOOR = """
-    SELECT i.id FROM conversations_interaction i, to_tsquery('simple', %(q)s) q
-    WHERE i.workspace_id = %(ws)s AND i.search @@ q
-    ORDER BY ts_rank_cd(i.search, q) DESC, i.id LIMIT {depth}"""
+    WITH found AS (
+        SELECT i.id, i.search
+        FROM (SELECT * FROM conversations_interaction WHERE search @@ to_tsquery('simple', %(match)s) OFFSET 0) i,
+             to_tsquery('simple', %(rank)s) rank_q
+        WHERE i.workspace_id = %(ws)s
+        ORDER BY ts_rank(i.search, rank_q) DESC, i.id LIMIT {rerank})
+    SELECT found.id FROM found, to_tsquery('simple', %(rank)s) rank_q
+    ORDER BY ts_rank_cd(found.search, rank_q) DESC, found.id LIMIT {depth}"""
+
+
+def _interaction_text_stats(conn):
+    from core.search import TableStats
+
+    rows = float(conn.execute("SELECT greatest(reltuples, 0) FROM pg_class "
+                              "WHERE oid = 'conversations_interaction'::regclass").fetchone()[0])
+    found = conn.execute("""
+        SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats
+        WHERE schemaname = current_schema() AND tablename = 'conversations_interaction' AND attname = 'search'"""
+                         ).fetchone()
+    return TableStats(time.monotonic(), rows, dict(zip(found[0], found[1])) if found and found[0] else {})
 
 
 def measure_floor(dsn: str, workspace_id: int, qs: list[tuple[str, int]]) -> dict:
     """Issue 22's floor, per query: the query's embedding (the bundled model, in this
-    process, as the server makes it) beside one lexical query (the full-text match and rank
-    of interactions on the query's words, as bare SQL), then one dense search per table
+    process, as the server makes it) beside one lexical query (interactions' full text in
+    core/search.py's bounded form, as bare SQL), then one dense search per table
     (interactions, memories: the HNSW queries of hnsw_recall). The floor is their sum: what
     any hybrid recall over these tables must spend; /recall and /context are reported as
     multiples of it (absolute milliseconds differ between VMs, the ratio less)."""
@@ -1165,16 +1185,20 @@ def measure_floor(dsn: str, workspace_id: int, qs: list[tuple[str, int]]) -> dic
     embed.embed(["warm-up"])
     parts: dict[str, list[float]] = {"embedding": [], "lexical": [], "dense_interactions": [], "dense_memories": [],
                                      "floor": []}
+    from core.search import RERANK, text_queries
+
     with connect(dsn) as conn:
+        text_stats = _interaction_text_stats(conn)
         for q, _ in qs:
             t0 = time.perf_counter()
             vector = embed.embed([q])[0]
             parts["embedding"].append((time.perf_counter() - t0) * 1000)
             lexemes = conn.execute("SELECT coalesce(tsvector_to_array(to_tsvector('english', %s)), '{}')",
                                    [q]).fetchone()[0]
-            tsquery = " | ".join("'" + lexeme.replace("'", "''") + "'" for lexeme in lexemes) or "''"
+            match, rank = text_queries(sorted(lexemes), text_stats) if lexemes else ("''", "''")
             t0 = time.perf_counter()
-            conn.execute(LEXICAL_FLOOR.format(depth=DEPTH), {"q": tsquery, "ws": workspace_id}).fetchall()
+            conn.execute(LEXICAL_FLOOR.format(rerank=RERANK, depth=DEPTH),
+                         {"match": match, "rank": rank, "ws": workspace_id}).fetchall()
             parts["lexical"].append((time.perf_counter() - t0) * 1000)
             params = {"v": "[" + ",".join(f"{x:.7f}" for x in vector) + "]", "ws": workspace_id,
                       "types": MEMORY_TYPES, "statuses": ["active"]}
