@@ -19,6 +19,15 @@ the same questions.
     .venv/bin/python bench/locomo.py --baselines-only          # no server, baselines only
     .venv/bin/python bench/locomo.py --skip-baselines          # Mnemo only
     .venv/bin/python bench/locomo.py --url http://127.0.0.1:8000 --var-dir var
+    .venv/bin/python bench/locomo.py --url … --var-dir … --workspaces ws.json --part both
+
+Issue 22's discipline: the development half is split once, for every change: `tune`
+(conv-26, conv-30, conv-41) chooses, `report` (conv-42, conv-43) is printed apart and a
+change that helps only the first is not kept. `--part tune|report` measures one part,
+`--part both` all five samples with a table per part, `--part all` (default) one table.
+`--workspaces FILE` (with --url): the samples' workspaces and keys are kept in FILE; a later
+run with the same FILE reuses them instead of ingesting again (code changes to recall and
+packing need no new ingest; changes to what is derived do).
 
 By default a throw-away Mnemo is started with the real launcher (bench/harness.py). With
 --url, the running Mnemo must be local and --var-dir must be its MNEMO_VAR_DIR: the API
@@ -50,6 +59,7 @@ from bench import baselines, locomo_data  # noqa: E402
 from bench.baselines import Question  # noqa: E402
 from bench.harness import Mnemo, launched, machine, percentiles, workspace_key  # noqa: E402
 
+PARTS = {"tune": ("conv-26", "conv-30", "conv-41"), "report": ("conv-42", "conv-43")}
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 BATCH = 500
 PROGRESS_EVERY = 10.0  # seconds
@@ -216,18 +226,33 @@ def server(args: argparse.Namespace) -> Iterator[Server]:
         yield Server(mnemo.url, mnemo.var_dir)
 
 
+def workspaces(server: Server, samples: list[dict], cache: Path | None) -> tuple[dict[str, httpx.Client], list[dict]]:
+    """A client per sample, and the samples still to ingest: those not in `cache` (which
+    maps sample ids to the keys of workspaces made and ingested by an earlier run)."""
+    known = json.loads(cache.read_text()) if cache and cache.exists() else {}
+    handle = Mnemo(url=server.url, key="", seconds_to_healthy=0.0, var_dir=server.var_dir)
+    stamp = datetime.now().strftime("%H%M%S")
+    keys, fresh = {}, []
+    for s in samples:
+        if s["sample_id"] in known:
+            keys[s["sample_id"]] = known[s["sample_id"]]
+        else:
+            keys[s["sample_id"]] = workspace_key(handle, f"locomo {s['sample_id']} {stamp}")
+            fresh.append(s)
+    if cache and fresh:
+        cache.write_text(json.dumps(known | keys, indent=1))
+    return {sample_id: client_for(server.url, key) for sample_id, key in keys.items()}, fresh
+
+
 def measure_mnemo(server: Server, samples: list[dict], rows: list[Scored], args: argparse.Namespace,
                   ks: list[int]) -> MnemoRun:
     run = MnemoRun()
-    handle = Mnemo(url=server.url, key="", seconds_to_healthy=0.0, var_dir=server.var_dir)
-    stamp = datetime.now().strftime("%H%M%S")
-    clients = {s["sample_id"]: client_for(server.url, workspace_key(handle, f"locomo {s['sample_id']} {stamp}"))
-               for s in samples}
+    clients, fresh = workspaces(server, samples, args.workspaces)
     started = time.monotonic()
-    ingest(clients, samples)
+    ingest(clients, fresh)
     run.ingest_seconds = time.monotonic() - started
-    print(f"ingested {sum(len(locomo_data.interactions(s)) for s in samples)} turns in {run.ingest_seconds:.1f} s; "
-          "waiting for processing", flush=True)
+    print(f"ingested {sum(len(locomo_data.interactions(s)) for s in fresh)} turns in {run.ingest_seconds:.1f} s "
+          f"({len(samples) - len(fresh)} samples reused); waiting for processing", flush=True)
     run.idle = wait_idle(clients, args.wait_timeout)
     run.processing_seconds = time.monotonic() - started
     print(f"processing {'done' if run.idle else 'NOT done'} after {run.processing_seconds:.1f} s", flush=True)
@@ -269,6 +294,18 @@ def merge_mnemo_rows(numbers: dict[str, dict[str, dict[str, float]]]) -> None:
         numbers[group] = ({"Mnemo": merged} if merged else {}) | systems
 
 
+def part_tables(rows: list[Scored], columns: list[str], part: str) -> dict[str, dict]:
+    """{label: merged table}: one for every row, or one per part with `--part both`."""
+    chosen = {"all": rows} if part != "both" else {name: [r for r in rows if r.sample in ids]
+                                                    for name, ids in PARTS.items()}
+    out = {}
+    for label, members in chosen.items():
+        numbers = table(members, columns)
+        merge_mnemo_rows(numbers)
+        out[label] = numbers
+    return out
+
+
 def print_table(numbers: dict[str, dict[str, dict[str, float]]], columns: list[str]) -> None:
     print("| category | system | n | " + " | ".join(columns) + " |")
     print("|---|---|---|" + "---|" * len(columns))
@@ -294,9 +331,14 @@ def main() -> None:
     parser.add_argument("--baselines-only", action="store_true", help="baselines only, in-process, no server")
     parser.add_argument("--wait-timeout", type=float, default=4 * 3600, help="seconds to wait for idle (default 4 h)")
     parser.add_argument("--json", type=Path, help="write every number (and per-question scores) to this file")
+    parser.add_argument("--part", choices=("all", "tune", "report", "both"), default="all",
+                        help="tune: conv-26/30/41; report: conv-42/43; both: each apart; all: one table")
+    parser.add_argument("--workspaces", type=Path, help="with --url: keep (and reuse) the samples' workspaces here")
     args = parser.parse_args()
     if args.url and not args.var_dir:
         parser.error("--url needs --var-dir (workspaces are created with manage.py; the API cannot create them)")
+    if args.workspaces and not args.url:
+        parser.error("--workspaces needs --url: a throw-away Mnemo's workspaces go with it")
     if args.skip_baselines and args.baselines_only:
         parser.error("--skip-baselines and --baselines-only leave nothing to measure")
     if not locomo_data.available():
@@ -305,6 +347,8 @@ def main() -> None:
 
     ks = sorted({int(k) for k in args.k.split(",")})
     samples = locomo_data.load()[:args.samples or None]
+    if args.part in PARTS:
+        samples = [s for s in samples if s["sample_id"] in PARTS[args.part]]
     rows, skipped = scorable(samples)
     turns = sum(len(locomo_data.interactions(s)) for s in samples)
     questions = sum(len(s["qa"]) for s in samples)
@@ -324,10 +368,10 @@ def main() -> None:
             run = measure_mnemo(mnemo, samples, rows, args, ks)
 
     columns = [f"R@{k}" for k in ks] + ([] if args.baselines_only else [f"pack R@{args.budget}"])
-    numbers = table(rows, columns)
-    merge_mnemo_rows(numbers)
-    print()
-    print_table(numbers, columns)
+    numbers = part_tables(rows, columns, args.part)
+    for label, part_numbers in numbers.items():
+        print(f"\n{label}" if args.part == "both" else "")
+        print_table(part_numbers, columns)
     latency = latency_summary(run) if run else {}
     if run:
         print()
@@ -346,7 +390,7 @@ def main() -> None:
             "date": date, "machine": machine(), "k": ks, "budget_tokens": args.budget,
             "data": {"samples": [s["sample_id"] for s in samples], "turns": turns, "questions": questions,
                      "scored": len(rows), "skipped_no_evidence": skipped},
-            "table": numbers,
+            "part": args.part, "table": numbers if args.part == "both" else numbers["all"],
             "mnemo": None if run is None else {
                 "available": run.available, "idle": run.idle, "ingest_seconds": run.ingest_seconds,
                 "processing_seconds": run.processing_seconds, "latency_ms": latency,

@@ -43,6 +43,9 @@ query embedding; HNSW recall against exact search at the same filters).
    recall run in this process against the same database, every SQL statement timed and
    labelled by table (on one connection: MNEMO_RECALL_PARALLEL off), the query embedding
    timed in its thread (indicative; the API numbers are the result).
+   Then the floor (issue 22), for the same measured queries: the query's embedding in this
+   process, one lexical query and one dense search per table (interactions, memories) as
+   bare SQL; /recall and /context p50/p95 are printed as multiples of it.
 3. HNSW recall@10 against exact search, for --hnsw-queries query vectors, with the SQL shape
    of core/search.py (workspace filter, hnsw.iterative_scan = relaxed_order,
    hnsw.ef_search = 120, hnsw.max_scan_tuples = 10,000, LIMIT 60): interactions, interactions of one entity, memories.
@@ -1145,6 +1148,74 @@ def hnsw_recall(dsn: str, workspace_id: int, qs: list[tuple[str, int]]) -> dict:
     return out
 
 
+# core/search.py's lexical_search, bare: the rarest query words (within MAX_POSTINGS rows by
+# the table's statistics) find the candidates, ts_rank picks the best RERANK, cover density
+# orders them.
+LEXICAL_FLOOR = """
+    WITH found AS (
+        SELECT i.id, i.search
+        FROM (SELECT * FROM conversations_interaction WHERE search @@ to_tsquery('simple', %(match)s) OFFSET 0) i,
+             to_tsquery('simple', %(rank)s) rank_q
+        WHERE i.workspace_id = %(ws)s
+        ORDER BY ts_rank(i.search, rank_q) DESC, i.id LIMIT {rerank})
+    SELECT found.id FROM found, to_tsquery('simple', %(rank)s) rank_q
+    ORDER BY ts_rank_cd(found.search, rank_q) DESC, found.id LIMIT {depth}"""
+
+
+def _interaction_text_stats(conn):
+    from core.search import TableStats
+
+    rows = float(conn.execute("SELECT greatest(reltuples, 0) FROM pg_class "
+                              "WHERE oid = 'conversations_interaction'::regclass").fetchone()[0])
+    found = conn.execute("""
+        SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats
+        WHERE schemaname = current_schema() AND tablename = 'conversations_interaction' AND attname = 'search'"""
+                         ).fetchone()
+    return TableStats(time.monotonic(), rows, dict(zip(found[0], found[1])) if found and found[0] else {})
+
+
+def measure_floor(dsn: str, workspace_id: int, qs: list[tuple[str, int]]) -> dict:
+    """Issue 22's floor, per query: the query's embedding (the bundled model, in this
+    process, as the server makes it) beside one lexical query (interactions' full text in
+    core/search.py's bounded form, as bare SQL), then one dense search per table
+    (interactions, memories: the HNSW queries of hnsw_recall). The floor is their sum: what
+    any hybrid recall over these tables must spend; /recall and /context are reported as
+    multiples of it (absolute milliseconds differ between VMs, the ratio less)."""
+    embed = embedder()
+    embed.embed(["warm-up"])
+    parts: dict[str, list[float]] = {"embedding": [], "lexical": [], "dense_interactions": [], "dense_memories": [],
+                                     "floor": []}
+    from core.search import RERANK, text_queries
+
+    with connect(dsn) as conn:
+        text_stats = _interaction_text_stats(conn)
+        for q, _ in qs:
+            t0 = time.perf_counter()
+            vector = embed.embed([q])[0]
+            parts["embedding"].append((time.perf_counter() - t0) * 1000)
+            lexemes = conn.execute("SELECT coalesce(tsvector_to_array(to_tsvector('english', %s)), '{}')",
+                                   [q]).fetchone()[0]
+            match, rank = text_queries(sorted(lexemes), text_stats) if lexemes else ("''", "''")
+            t0 = time.perf_counter()
+            conn.execute(LEXICAL_FLOOR.format(rerank=RERANK, depth=DEPTH),
+                         {"match": match, "rank": rank, "ws": workspace_id}).fetchall()
+            parts["lexical"].append((time.perf_counter() - t0) * 1000)
+            params = {"v": "[" + ",".join(f"{x:.7f}" for x in vector) + "]", "ws": workspace_id,
+                      "types": MEMORY_TYPES, "statuses": ["active"]}
+            parts["dense_interactions"].append(_search(conn, INTERACTION_ANN.format(entity="", depth=DEPTH), params,
+                                                       False)[1])
+            parts["dense_memories"].append(_search(conn, MEMORY_ANN.format(depth=DEPTH), params, False)[1])
+            parts["floor"].append(sum(values[-1] for name, values in parts.items() if name != "floor"))
+    return {name: stats(values) for name, values in parts.items()}
+
+
+def floor_multiples(report: dict) -> dict:
+    """/recall and /context server p50 and p95 as multiples of the floor's."""
+    floor = report["floor"]["floor"]
+    return {mode: {p: round(report["api"]["server_ms"][mode][p] / floor[p], 2) for p in ("p50", "p95")}
+            for mode in ("recall", "context") if mode in report["api"]["server_ms"]}
+
+
 _TABLES = re.compile(r"\b(?:FROM|JOIN)\s+([a-z_]+)")
 
 
@@ -1329,6 +1400,9 @@ def run(args, mnemo: Mnemo, pool: Pool, report: dict) -> None:
     # same whatever --warmup says (runs with different warm-ups compare).
     warmup, measured = [qs[i % 10] for i in range(args.warmup)], qs[10:]
     report["api"] = measure_api(mnemo, key, measured, warmup)
+    print("the floor: query embedding + one lexical query + one dense search per table, bare SQL …", flush=True)
+    report["floor"] = measure_floor(dsn, workspace_id, measured)
+    report["floor_multiples"] = floor_multiples(report)
     if args.breakdown:
         print(f"where a /context and a recall-by-entity request's time goes ({args.breakdown} queries each, "
               "in-process) …", flush=True)
@@ -1369,6 +1443,12 @@ def print_report(report: dict) -> None:
         print(f"  {mode:16}{s['p50']:>11}{s['p95']:>8}{s['p99']:>8}{s['mean']:>8}   {c['p50']:>11}{c['p95']:>8}"
               f"{c['p99']:>8}   {verdict} p50 ≤ 40 / p95 ≤ 80")
     print(f"  failed calls: {report['api']['errors']}; status after: {report['api']['status_after']}")
+    if "floor" in report:
+        f = report["floor"]
+        print("  floor (same queries, same database): " + ", ".join(
+            f"{name} p50 {v['p50']} / p95 {v['p95']}" for name, v in f.items()))
+        print("  as multiples of the floor: " + ", ".join(
+            f"{mode} p50 {m['p50']}× / p95 {m['p95']}×" for mode, m in report["floor_multiples"].items()))
     b = report.get("breakdown")
     if b and "skipped" in b:
         print(f"\nbreakdown skipped: {b['skipped']}")

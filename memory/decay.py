@@ -23,6 +23,14 @@ ACCESS_WEIGHT = 0.25
 # would lift the guard exactly when it works. Both still lose strength, which only ranks.
 NEVER_ARCHIVED = frozenset({"identity", "censor"})
 
+# An episode is the one derived record of its turns with their dates resolved and speakers
+# named, and it is what recall ranks those turns by: archiving it loses evidence the turns
+# alone rank far lower (LoCoMo, a year without use: R@10 -15 and -23 points on the two
+# parts of the development half, bench/RESULTS.md). So decay archives an episode only once
+# consolidation has kept what it says (it is a pattern's source); until then it only
+# weakens.
+KEPT_UNTIL_CONSOLIDATED = frozenset({"episodic"})
+
 SECONDS_PER_DAY = 86_400.0
 
 
@@ -57,6 +65,9 @@ def anchor(*, strength_at: datetime | None, created_at: datetime, last_confirmed
     return max(t for t in (strength_at, created_at, last_confirmed_at, last_accessed_at) if t is not None)
 
 
-def archives(*, strength: float, memory_type: str, threshold: float) -> bool:
-    """Whether a memory this weak is archived (only active ones are; see NEVER_ARCHIVED)."""
+def archives(*, strength: float, memory_type: str, threshold: float, consolidated: bool = False) -> bool:
+    """Whether a memory this weak is archived (only active ones are; see NEVER_ARCHIVED and
+    KEPT_UNTIL_CONSOLIDATED: `consolidated`, it is the source of a pattern)."""
+    if memory_type in KEPT_UNTIL_CONSOLIDATED and not consolidated:
+        return False
     return strength < threshold and memory_type not in NEVER_ARCHIVED

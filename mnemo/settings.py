@@ -420,8 +420,9 @@ MNEMO_DECAY_HALF_LIFE_DAYS = {
                               "identity": 3650, "censor": 3650}.items()
 }
 # An active memory whose strength falls under this is archived (identity and censors never
-# are: memory.decay.NEVER_ARCHIVED). 0.05 is 4.3 half-lives unused: ~4 months for an episode
-# never reinforced, ~4 years for a fact.
+# are: memory.decay.NEVER_ARCHIVED; an episode only once a pattern keeps it:
+# memory.decay.KEPT_UNTIL_CONSOLIDATED). 0.05 is 4.3 half-lives unused: ~4 months for a
+# consolidated episode never reinforced, ~4 years for a fact.
 MNEMO_DECAY_ARCHIVE_BELOW = env_float("MNEMO_DECAY_ARCHIVE_BELOW", 0.05)
 # Concept links (context.concepts.decay): an association unseen for a season is half as telling.
 MNEMO_CONCEPT_LINK_HALF_LIFE_DAYS = env_float("MNEMO_CONCEPT_LINK_HALF_LIFE_DAYS", 90)

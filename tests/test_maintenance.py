@@ -23,8 +23,10 @@ from mnemo.schedule import schedule_reasons
 URL = "/w/acme/maintenance/"
 
 
-def make_memory(workspace, text, days_old=400):
-    return Memory.objects.create(workspace=workspace, type="episodic", certainty="extracted", status="active",
+def make_memory(workspace, text, days_old=2000):
+    # A fact unused for ~5.5 of its 365-day half-lives: decay archives it (an episode no
+    # pattern keeps would only weaken: memory.decay.KEPT_UNTIL_CONSOLIDATED).
+    return Memory.objects.create(workspace=workspace, type="fact", certainty="extracted", status="active",
                                  text=text, text_hash=hashlib.sha256(text.encode()).hexdigest(), source="test",
                                  created_at=timezone.now() - timedelta(days=days_old))
 

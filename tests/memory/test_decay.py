@@ -85,8 +85,15 @@ def test_identity_and_censors_never_archive(memory_type):
 
 
 def test_others_archive_only_under_the_threshold():
-    assert decay.archives(strength=0.049, memory_type="episodic", threshold=0.05)
-    assert not decay.archives(strength=0.05, memory_type="episodic", threshold=0.05)
+    assert decay.archives(strength=0.049, memory_type="fact", threshold=0.05)
+    assert not decay.archives(strength=0.05, memory_type="fact", threshold=0.05)
+    assert decay.archives(strength=0.049, memory_type="episodic", threshold=0.05, consolidated=True)
+    assert not decay.archives(strength=0.05, memory_type="episodic", threshold=0.05, consolidated=True)
+
+
+def test_an_episode_no_pattern_kept_only_weakens():
+    assert not decay.archives(strength=0.0, memory_type="episodic", threshold=0.05)
+    assert not decay.archives(strength=0.0, memory_type="episodic", threshold=0.05, consolidated=False)
 
 
 @pytest.mark.parametrize("bad", [0, -1, float("nan")])

@@ -32,17 +32,20 @@ def run(workspace, **kwargs) -> dict:
 
 @pytest.mark.django_db
 def test_it_archives_what_fell_under_the_threshold_and_keeps_the_rest(workspace):
-    old_episode = make(workspace, "Ana and Bo talked about the race.")
+    pattern = make(workspace, "Ana and Bo often talk about races.", type="fact", days_old=1)
+    old_episode = make(workspace, "Ana and Bo talked about the race.", consolidated_into=pattern)
+    unkept_episode = make(workspace, "Bo talked about the weather.")  # no pattern keeps it: only weakens
     fresh_episode = make(workspace, "Ana booked the venue.", days_old=20)
     fact = make(workspace, "The staging database is db-2.", type="fact")
     identity = make(workspace, "Ana is the team lead.", type="identity", days_old=100_000)
     censor = make(workspace, "Never force-push main.", type="censor", days_old=100_000)
     waiting = make(workspace, "Bo might move to Lisbon.", status="candidate")
     counts = run(workspace)
-    assert counts["decayed"] == 6 and counts["archived"] == 1 and counts["unfinished"] is False
+    assert counts["decayed"] == 8 and counts["archived"] == 1 and counts["unfinished"] is False
     rows = {m.pk: m for m in Memory.objects.all()}
     assert rows[old_episode.pk].status == "archived" and rows[old_episode.pk].archived_reason == "decay"
     assert rows[old_episode.pk].strength == pytest.approx(0.5 ** (200 / 30))
+    assert rows[unkept_episode.pk].status == "active" and rows[unkept_episode.pk].strength < 0.05
     assert rows[fresh_episode.pk].status == "active"
     assert rows[fresh_episode.pk].strength == pytest.approx(0.5 ** (20 / 30))
     assert rows[fact.pk].status == "active" and rows[fact.pk].strength == pytest.approx(0.5 ** (200 / 365))
@@ -52,7 +55,7 @@ def test_it_archives_what_fell_under_the_threshold_and_keeps_the_rest(workspace)
     assert all(m.strength_at == AS_OF for m in rows.values())
     audit = AuditEvent.objects.get(verb="memory.archive_decayed")
     assert audit.target_id == str(old_episode.pk) and audit.data["half_life_days"] == 30
-    assert counts["memories"] == {"active": {"episodic": 1, "fact": 1, "identity": 1, "censor": 1},
+    assert counts["memories"] == {"active": {"episodic": 2, "fact": 2, "identity": 1, "censor": 1},
                                   "archived": {"episodic": 1}, "candidate": {"episodic": 1}}
 
 
@@ -124,7 +127,7 @@ def test_the_reference_time_is_the_start_of_the_utc_day():
 
 @pytest.mark.django_db(transaction=True)
 def test_the_task_records_one_run_per_workspace(workspace, other_workspace):
-    make(workspace, "Ana and Bo talked about the race.", days_old=400)
+    make(workspace, "The old office was on Elm Street.", type="fact", days_old=2000)
     decay_task.apply(kwargs={"workspace_id": workspace.pk, "trigger": "manual"})
     run_row = JobRun.objects.get()
     assert run_row.name == "memory.decay" and run_row.workspace_id == workspace.pk and run_row.trigger == "manual"
