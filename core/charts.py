@@ -166,7 +166,7 @@ def line_chart(labels: Sequence[str], series: Mapping[str, Sequence[float | None
         shift = (index - (len(names) - 1) / 2) * SAME_X_SPREAD if len(labels) == 1 else 0
         points = [(xs[i] + shift, _y(v, top), labels[i], v) for i, v in enumerate(values) if v is not None]
         parts.append(f'<g class="series" data-colour="{colour(index)}"><title>{escape(name)}</title>')
-        if len(points) > 1:
+        if points:  # a single point draws no line, only its dot
             parts.append(f'<polyline points="{" ".join(f"{x:.1f},{y:.1f}" for x, y, _, _ in points)}" fill="none" '
                          f'stroke="{colour(index)}" stroke-width="2"{_dash(index)}/>')
         parts.extend(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.5" fill="{colour(index)}"><title>{escape(name)} '

@@ -45,6 +45,7 @@ def test_a_line_chart_has_every_series_a_legend_in_their_colours_and_a_text_alte
                       title="Memories by status", description="Three days of memories.", totals=["8", "2"])
     svg, table = html.split("</svg>")
     assert svg.count("<polyline") == 2 and svg.count("<circle") == 5  # None: no dot that day
+    assert re.search(r'<polyline points="[0-9.,]+ [0-9.,]+" fill="none" stroke="#c1440e"', svg)  # joins its 2 days
     series = re.findall(r'<g class="series" data-colour="(#[0-9a-f]{6})">', svg)
     swatches = re.findall(r'<rect class="swatch"[^>]* fill="(#[0-9a-f]{6})"', svg)
     assert series == swatches == list(PALETTE[:2])
@@ -67,7 +68,7 @@ def test_one_day_of_data_spreads_the_dots_and_keeps_the_labels_apart():
     xs = [float(x) for x in re.findall(r'<circle cx="([0-9.]+)"', html)]
     assert len(set(xs)) == 3 and min(abs(a - b) for a, b in itertools.combinations(xs, 2)) >= 8  # r = 3.5
     assert html.count(">2026-11-25</text>") == 1  # one x label, centred
-    assert "<polyline" not in html  # one point per series: dots only
+    assert html.count("<polyline") == 3 and len(re.findall(r'<polyline points="[0-9.]+,[0-9.]+" ', html)) == 3
     legend_top = min(float(y) for y in re.findall(r'<rect class="swatch" x="[0-9.]+" y="([0-9.]+)"', html))
     x_label = float(re.search(r'y="([0-9.]+)" class="axis" text-anchor="middle">2026-11-25<', html).group(1))
     assert legend_top > x_label  # the legend is under the x label (its baseline), not on the plot
