@@ -8,11 +8,11 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db.models import Aggregate, Count, ExpressionWrapper, F, FloatField, Max, Min, Prefetch, Q, QuerySet
-from django.db.models.functions import Extract
 from django.db.models.fields.json import KT
-from django.db.models.functions import TruncDay
+from django.db.models.functions import Extract, TruncDay
 from django.utils import timezone
 
+from core import layers
 from core.models import AuditEvent, Workspace
 from review.models import Claim, ClaimStatus, ReviewItem, ReviewStatus
 from review.registry import kinds
@@ -37,6 +37,20 @@ class ItemFilter:
     text: str | None = None
 
 
+def _containing(workspace_id: int, text: str) -> QuerySet[ReviewItem]:
+    """Ids of the workspace's items whose text or source message contains `text`: two sets,
+    each served by its own trigram index (review_text_trgm here, the log layer's
+    interaction_content_trgm there), united. An OR across the join to the messages made
+    PostgreSQL test every pending item's message, once per item (issue 21 part 6,
+    bench/RESULTS.md "The review queue")."""
+    items = ReviewItem.objects.filter(workspace_id=workspace_id)
+    by_text = items.filter(text__icontains=text).values("pk")
+    messages = layers.interactions_containing(workspace_id, text)
+    if messages is None:
+        return by_text
+    return by_text.union(items.filter(source_interaction_id__in=messages).values("pk"))
+
+
 def review_items(*, workspace: Workspace | int, filters: ItemFilter | None = None) -> QuerySet[ReviewItem]:
     """Items newest source first; items of one source interaction stay together."""
     f = filters or ItemFilter()
@@ -59,7 +73,7 @@ def review_items(*, workspace: Workspace | int, filters: ItemFilter | None = Non
     if f.source_interaction_id:
         rows = rows.filter(source_interaction_id=f.source_interaction_id)
     if f.text:
-        rows = rows.filter(Q(text__icontains=f.text) | Q(source_interaction__content__icontains=f.text))
+        rows = rows.filter(pk__in=_containing(workspace_id, f.text))
     now = timezone.now()
     if f.older_than_hours is not None:
         rows = rows.filter(created_at__lte=now - timedelta(hours=f.older_than_hours))
