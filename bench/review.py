@@ -776,6 +776,8 @@ def main() -> None:
     parser.add_argument("--max-rounds", type=int, default=3, help="generation rounds to reach --items")
     parser.add_argument("--keep", action="store_true", help="keep the instance running at the end until Ctrl-C "
                         "(prints its URL, key, var dir and the reviewer's login) to look around")
+    parser.add_argument("--start-timeout", type=float, default=300,
+                        help="seconds the launched Mnemo may take to come up (a busy machine needs more)")
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--json", help="write every number to this file")
     parser.add_argument("--against", metavar="URL", help="measure the pages again on a Mnemo kept up by an earlier "
@@ -800,7 +802,7 @@ def main() -> None:
     started = time.monotonic()
     print(f"machine: {report['machine']}", flush=True)
     print("starting a throw-away Mnemo with the real launcher …", flush=True)
-    with launched(timeout=300) as mnemo:
+    with launched(timeout=args.start_timeout) as mnemo:
         report["seconds_to_healthy"] = round(mnemo.seconds_to_healthy, 1)
         try:
             run(args, mnemo, report)

@@ -75,6 +75,8 @@ def test_at_1400_px_the_list_sits_beside_the_cards_and_follows_the_keys(page, te
     assert current_id(page) == chosen and current_row(page) == f"item-{chosen}"
     box = page.locator(f"#item-{chosen}").bounding_box()
     assert 0 <= box["y"] < 900
+    bar, listed = page.locator("#bulk").bounding_box(), page.locator(".queue-list").bounding_box()
+    assert listed["y"] >= bar["y"] + bar["height"] - 1, "the list slides under the sticky bulk bar"
     # x ticks its row; r rejects the card, the list drops it
     page.keyboard.press("x")
     expect(target).to_have_class("queue-row current selected")
