@@ -7,7 +7,7 @@ never counted."""
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 from django.utils import timezone
@@ -20,20 +20,27 @@ pytestmark = pytest.mark.django_db
 URL = "/w/acme/review/stats/"
 
 
-def item(workspace, n: int, *, age: timedelta, status: str = "pending", waited: timedelta | None = None):
-    """A review item opened `age` ago, decided `waited` after it opened (when given)."""
-    now = timezone.now()
+def item(workspace, n: int, *, age: timedelta | None = None, status: str = "pending", waited: timedelta | None = None,
+         decided: datetime | None = None):
+    """A review item opened `age` ago — or, with `decided`, decided at that time after
+    waiting `waited` — and decided `waited` after it opened (when given)."""
     row = ReviewItem.objects.create(workspace=workspace, kind="memory", target_id=10_000 + n, text=f"Item {n}.",
                                     rule="preference.like", status=status)
-    opened = now - age
+    opened = decided - waited if decided is not None else timezone.now() - age
     ReviewItem.objects.filter(pk=row.pk).update(created_at=opened,
                                                 decided_at=opened + waited if waited is not None else None)
     return row
 
 
-def event(workspace, verb: str, *, ago: timedelta, rule: str = "preference.like"):
+def event(workspace, verb: str, *, at: datetime, rule: str = "preference.like"):
     return AuditEvent.objects.create(workspace=workspace, actor_label="tomas", verb=verb, target_type="review.item",
-                                     target_id="1", data={"rule": rule}, at=timezone.now() - ago)
+                                     target_id="1", data={"rule": rule}, at=at)
+
+
+def today_start() -> datetime:
+    """The day's first minute: what happens then is today's whatever the hour the test runs
+    (a time "5 minutes ago" is yesterday's just after midnight)."""
+    return timezone.now().replace(hour=0, minute=1, second=0, microsecond=0)
 
 
 def test_pending_items_fall_in_the_band_of_how_long_they_have_waited(workspace, other_workspace):
@@ -47,31 +54,30 @@ def test_pending_items_fall_in_the_band_of_how_long_they_have_waited(workspace, 
 
 
 def test_decided_items_waits_are_the_median_and_90th_percentile_per_day_of_decision(workspace, other_workspace):
-    now = timezone.now()
+    start = today_start()
     # Decided today after 1, 3 and 5 hours; yesterday after 10 hours.
     for n, hours in enumerate((1, 3, 5)):
-        item(workspace, n, age=timedelta(hours=hours, minutes=1), status="approved", waited=timedelta(hours=hours))
-    item(workspace, 3, age=timedelta(days=1, hours=10), status="rejected", waited=timedelta(hours=10))
-    item(workspace, 4, age=timedelta(hours=9), status="withdrawn", waited=timedelta(hours=8))  # nobody decided it
+        item(workspace, n, decided=start, status="approved", waited=timedelta(hours=hours))
+    item(workspace, 3, decided=start - timedelta(days=1), status="rejected", waited=timedelta(hours=10))
+    item(workspace, 4, decided=start, status="withdrawn", waited=timedelta(hours=8))  # nobody decided it
     item(workspace, 5, age=timedelta(hours=9))  # still pending
-    item(other_workspace, 6, age=timedelta(hours=30), status="approved", waited=timedelta(hours=20))
+    item(other_workspace, 6, decided=start, status="approved", waited=timedelta(hours=20))
     waits = selectors.decision_waits(workspace=workspace, days=7)
-    yesterday, today = (now - timedelta(days=1)).date().isoformat(), now.date().isoformat()
-    if now.hour == 0 and now.minute < 2:  # an item decided 1 minute ago may fall yesterday: not worth a flake
-        pytest.skip("too close to midnight")
+    yesterday, today = (start - timedelta(days=1)).date().isoformat(), start.date().isoformat()
     assert [(w.day, w.decided, round(w.median_hours, 3), round(w.p90_hours, 3)) for w in waits] == [
         (yesterday, 1, 10.0, 10.0), (today, 3, 3.0, 4.6)]  # percentile_cont: 3 + 0.8 × (5 − 3)
-    assert selectors.decision_waits(workspace=workspace, days=1)[-1].decided == 3
+    assert [w.day for w in selectors.decision_waits(workspace=workspace, days=1)] == [today]
 
 
 def test_decisions_per_day_count_every_day_of_the_period_zeros_included(workspace, other_workspace):
+    start = today_start()
     for verb in ("review.approve", "review.edit", "review.merge", "review.reject", "memory.auto_approve"):
-        event(workspace, verb, ago=timedelta(minutes=5))
-    event(workspace, "review.reject", ago=timedelta(days=2))
-    event(workspace, "memory.auto_approve", ago=timedelta(days=2))
-    event(workspace, "review.approve", ago=timedelta(days=9))  # before the period
-    event(workspace, "memory.store", ago=timedelta(minutes=5))  # not a decision
-    event(other_workspace, "review.approve", ago=timedelta(minutes=5))
+        event(workspace, verb, at=start)
+    event(workspace, "review.reject", at=start - timedelta(days=2))
+    event(workspace, "memory.auto_approve", at=start - timedelta(days=2))
+    event(workspace, "review.approve", at=start - timedelta(days=9))  # before the period
+    event(workspace, "memory.store", at=start)  # not a decision
+    event(other_workspace, "review.approve", at=start)
     days = selectors.decisions_per_day(workspace=workspace, days=7)
     today = timezone.localdate()
     assert [d.day for d in days] == [(today - timedelta(days=k)).isoformat() for k in range(6, -1, -1)]
@@ -81,10 +87,11 @@ def test_decisions_per_day_count_every_day_of_the_period_zeros_included(workspac
 def test_the_statistics_page_draws_every_chart_with_its_numbers(client, teammate, workspace):
     item(workspace, 1, age=timedelta(hours=2))
     item(workspace, 2, age=timedelta(days=4))
-    item(workspace, 3, age=timedelta(hours=3), status="approved", waited=timedelta(hours=2))
+    start = today_start()
+    item(workspace, 3, decided=start, status="approved", waited=timedelta(hours=2))
     for verb in ("review.approve", "review.approve", "review.reject"):
-        event(workspace, verb, ago=timedelta(minutes=5))
-    event(workspace, "review.reject", ago=timedelta(minutes=5), rule="dubious.rule")
+        event(workspace, verb, at=start)
+    event(workspace, "review.reject", at=start, rule="dubious.rule")
     client.force_login(teammate)
     html = client.get(URL + "?days=7").content.decode()
     for section, title in (("queue-age-chart", "How long pending items have waited"),
@@ -97,7 +104,7 @@ def test_the_statistics_page_draws_every_chart_with_its_numbers(client, teammate
     age = html.split('id="queue-age-chart"')[1].split("</section>")[0]
     assert '<tr><th scope="row">1–6 h</th><td>1</td></tr>' in age and '<tr><th scope="row">3–7 d</th><td>1</td></tr>' in age
     decisions = html.split('id="decisions-chart"')[1].split("</section>")[0]
-    today = timezone.localdate().isoformat()
+    today = start.date().isoformat()
     assert f'<tr><th scope="row">{today}</th><td>2</td><td>2</td><td>0</td></tr>' in decisions
     assert ">Accepted by people (2)</text>" in decisions and ">Rejected by people (2)</text>" in decisions
     precision = html.split('id="precision-chart"')[1].split("</section>")[0]
