@@ -51,6 +51,7 @@ import sys
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -59,6 +60,8 @@ PARAMS_ENV = "MNEMO_BENCH_REVIEW"
 RESULT_PREFIX = "BENCH-RESULT "
 TARGET_PAGE_P95_MS = 150
 TARGET_BULK_S = 2.0
+# A word few items mention (one of the generated names): a search that finds a page or less.
+RARE_WORD = "Quinn"
 _TIMING = re.compile(r"app;dur=([0-9.]+)")
 
 # --- texts ------------------------------------------------------------------------------------
@@ -501,15 +504,24 @@ def login(url: str, username: str, password: str, landing: str):
     return browser
 
 
-def timed_get(client, path: str, headers: dict | None = None) -> tuple[float, float, int]:
+def timed_get(client, path: str, headers: dict | None = None, post: dict | None = None,
+              expect: int | tuple[int, ...] = 200) -> tuple[float, float, int]:
+    """One request (a GET, or a POST of `post` as a form with the session's CSRF token), its
+    server and client time and size; any status but `expect` stops the run."""
+    headers = dict(headers or {})
     t0 = time.perf_counter()
-    response = client.get(path, headers=headers or {})
+    if post is None:
+        response = client.get(path, headers=headers)
+    else:
+        headers.update({"X-CSRFToken": client.cookies.get("csrftoken", ""), "X-Requested-With": "fetch",
+                        "Referer": str(client.base_url).rstrip("/") + path})
+        response = client.post(path, data=post, headers=headers)
     client_ms = (time.perf_counter() - t0) * 1000
-    if response.status_code != 200:
-        raise SystemExit(f"GET {path} answered {response.status_code}: {response.text[:300]}")
+    if response.status_code not in (expect if isinstance(expect, tuple) else (expect,)):
+        raise SystemExit(f"{'POST' if post else 'GET'} {path} answered {response.status_code}: {response.text[:300]}")
     m = _TIMING.search(response.headers.get("server-timing", ""))
     if not m:
-        raise SystemExit(f"GET {path}: no Server-Timing header")
+        raise SystemExit(f"{path}: no Server-Timing header")
     return float(m.group(1)), client_ms, len(response.content)
 
 
@@ -523,18 +535,19 @@ def stats(values: list[float]) -> dict[str, float]:
             "max": round(max(values), 1), "n": len(values)}
 
 
-def measure(client, label: str, paths: list[str], warmup: list[str], headers: dict | None = None) -> dict:
+def measure(client, label: str, paths: list[str], warmup: list[str], headers: dict | None = None,
+            post: dict | None = None, expect: int | tuple[int, ...] = 200) -> dict:
     import httpx
 
     for path in warmup or paths[:1]:  # at least one: the pooled connection may have gone stale
         try:
-            timed_get(client, path, headers)
+            timed_get(client, path, headers, post, expect)
         except (httpx.RemoteProtocolError, httpx.ReadError, httpx.ConnectError):
-            timed_get(client, path, headers)
+            timed_get(client, path, headers, post, expect)
     server, wall, size = [], [], []
     started = time.monotonic()
     for i, path in enumerate(paths, 1):
-        s, c, n = timed_get(client, path, headers)
+        s, c, n = timed_get(client, path, headers, post, expect)
         server.append(s)
         wall.append(c)
         size.append(n)
@@ -546,6 +559,58 @@ def measure(client, label: str, paths: list[str], warmup: list[str], headers: di
           f"p99 {row['server_ms']['p99']:6.1f} ms · client p50 {row['client_ms']['p50']:6.1f}  "
           f"p95 {row['client_ms']['p95']:6.1f} ms · {row['kb']} KB", flush=True)
     return row
+
+
+def most_common(values) -> str:
+    counts = _count(values)
+    return max(sorted(counts), key=counts.get)
+
+
+def measure_pages(args, browser, base: str, items: list[dict]) -> dict:
+    """Every queue page variant the issue names (first page, a page further, a kind, a rule,
+    a kind and a rule, words, oldest first, the htmx partial), the count behind "Select all N
+    matching", and the similar-items fragment."""
+    n, w = args.requests, args.warmup
+    print(f"queue page, sequential, {w} warm-up + {n} requests each (ms):", flush=True)
+    rule = most_common(i["rule"] for i in items)
+    memory_rule = most_common(i["rule"] for i in items if i["kind"] == "memory")
+    variants = {
+        "first page": "",
+        "page 2": "?page=2",
+        "kind=memory": "?kind=memory",
+        "rule": "?" + urlencode({"rule": rule}),
+        "kind=memory + rule": "?" + urlencode({"kind": "memory", "rule": memory_rule}),
+        # Issue 21 part 3: the queue searched (in item texts and their messages), read oldest first.
+        "search (a speaker's name)": "?q=" + SPEAKERS[0][0].split()[0],
+        "search (a rare word)": "?q=" + RARE_WORD,
+        "search, nothing found": "?q=zzyzx",
+        "oldest first": "?sort=oldest",
+        "search + oldest first": "?sort=oldest&q=" + SPEAKERS[0][0].split()[0],
+    }
+    pages = {}
+    for label, query in variants.items():
+        pages[label] = measure(browser, label, [base + query] * n, [base + query] * w)
+    pages["first page (htmx partial)"] = measure(browser, "first page, htmx partial", [base] * n, [base] * w,
+                                                 headers={"HX-Request": "true"})
+    # "Select all N matching" is decided by the server after it counts the match again: a
+    # wrong expected count is refused (409) with nothing decided, so it measures that count;
+    # above the bound (MNEMO_REVIEW_BULK_FILTER_MAX) the answer is 422 after counting bound + 1.
+    for label, fields, expect in (("select all matching: kind=entity (count, 409)", {"kind": "entity"}, 409),
+                                  ("select all matching: everything (bound, 422)", {}, 422),
+                                  ("select all matching: search (count)", {"q": SPEAKERS[0][0].split()[0]},
+                                   (409, 422))):
+        body = {**fields, "action": "approve", "expected": "999999999"}
+        pages[label] = measure(browser, label, [base + "bulk/matching/"] * n, [base + "bulk/matching/"] * w,
+                               post=body, expect=expect)
+    memories = [i["id"] for i in items if i["kind"] == "memory"]
+    rng = random.Random(args.seed)
+    picked = rng.sample(memories, min(len(memories), args.fragments + w))
+    fragment_ids, fragment_warm = picked[w:] or picked, picked[:w]
+    fragment_paths = [f"{base}{fragment_ids[i % len(fragment_ids)]}/similar/" for i in range(args.fragments)]
+    pages["similar fragment"] = measure(browser, f"similar fragment ({len(set(fragment_ids))} items)", fragment_paths,
+                                        [f"{base}{i}/similar/" for i in fragment_warm],
+                                        headers={"HX-Request": "true"})
+    return pages
 
 
 def bulk_approve(api, batches: list[list[int]], kinds_of: dict[int, str]) -> list[dict]:
@@ -632,30 +697,8 @@ def run(args, mnemo, report: dict) -> None:
     items = pending_items(api)
     report["data"]["pending_listed"] = len(items)
     browser = login(mnemo.url, username, password, f"/w/{slug}/review/")
-    base = f"/w/{slug}/review/"
     report["status_before"] = status(api)
-    n, w = args.requests, args.warmup
-    print(f"queue page, sequential, {w} warm-up + {n} requests each (ms):", flush=True)
-    pages = {}
-    pages["first page"] = measure(browser, "first page", [base] * n, [base] * w)
-    pages["page 2"] = measure(browser, "page 2", [base + "?page=2"] * n, [base + "?page=2"] * w)
-    pages["kind=memory"] = measure(browser, "?kind=memory", [base + "?kind=memory"] * n, [base + "?kind=memory"] * w)
-    # Issue 21 part 3: the queue searched (a speaker's name: in item texts and their messages)
-    # and read oldest first.
-    search = base + "?q=" + SPEAKERS[0][0].split()[0]
-    pages["search"] = measure(browser, "?q=<a speaker's name>", [search] * n, [search] * w)
-    pages["oldest first"] = measure(browser, "?sort=oldest", [base + "?sort=oldest"] * n, [base + "?sort=oldest"] * w)
-    pages["first page (htmx partial)"] = measure(browser, "first page, htmx partial", [base] * n, [base] * w,
-                                                 headers={"HX-Request": "true"})
-    memories = [i["id"] for i in items if i["kind"] == "memory"]
-    rng = random.Random(args.seed)
-    picked = rng.sample(memories, min(len(memories), args.fragments + w))
-    fragment_ids, fragment_warm = picked[w:] or picked, picked[:w]
-    fragment_paths = [f"{base}{fragment_ids[i % len(fragment_ids)]}/similar/" for i in range(args.fragments)]
-    pages["similar fragment"] = measure(browser, f"similar fragment ({len(set(fragment_ids))} items)", fragment_paths,
-                                        [f"{base}{i}/similar/" for i in fragment_warm],
-                                        headers={"HX-Request": "true"})
-    report["pages"] = pages
+    report["pages"] = measure_pages(args, browser, f"/w/{slug}/review/", items)
     report["status_after_pages"] = status(api)
 
     # bulk: the oldest pending items (never on the queue's first page), distinct across batches
@@ -703,6 +746,22 @@ def print_report(report: dict) -> None:
     print(f"pending after the bulk approvals: {d['pending_after_bulk']:,}")
 
 
+def measure_again(args, report: dict) -> None:
+    """--against: the page rows only, on the data an earlier --keep run left (after a code
+    change the kept instance's gunicorn is reloaded with SIGHUP)."""
+    import httpx
+
+    api = httpx.Client(base_url=args.against, timeout=300, headers={"Authorization": f"Bearer {args.key}"})
+    items = pending_items(api)
+    report["data"] = {"pending": len(items), "pending_by_kind": _count(i["kind"] for i in items)}
+    print(f"measuring against {len(items):,} pending items {report['data']['pending_by_kind']}", flush=True)
+    username, password = args.login.split(":", 1)
+    browser = login(args.against, username, password, f"/w/{args.slug}/review/")
+    report["status_before"] = status(api)
+    report["pages"] = measure_pages(args, browser, f"/w/{args.slug}/review/", items)
+    report["status_after_pages"] = status(api)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--items", type=int, default=10_000, help="pending review items to measure against")
@@ -717,20 +776,33 @@ def main() -> None:
     parser.add_argument("--max-rounds", type=int, default=3, help="generation rounds to reach --items")
     parser.add_argument("--keep", action="store_true", help="keep the instance running at the end until Ctrl-C "
                         "(prints its URL, key, var dir and the reviewer's login) to look around")
+    parser.add_argument("--start-timeout", type=float, default=300,
+                        help="seconds the launched Mnemo may take to come up (a busy machine needs more)")
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--json", help="write every number to this file")
+    parser.add_argument("--against", metavar="URL", help="measure the pages again on a Mnemo kept up by an earlier "
+                        "--keep run (no generation, no bulk approval); needs --key and --login")
+    parser.add_argument("--key", help="with --against: that run's API key")
+    parser.add_argument("--login", metavar="USER:PASSWORD", help="with --against: the reviewer it printed")
+    parser.add_argument("--slug", default="default", help="with --against: the workspace")
     args = parser.parse_args()
     if args.bulk > 1000:
         parser.error("--bulk: the API takes at most 1000 ids")
+    if args.against and not (args.key and args.login and ":" in args.login):
+        parser.error("--against needs --key and --login USER:PASSWORD")
 
     from bench.harness import launched, machine, write_report
 
     report: dict = {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "machine": machine(),
-                    "args": vars(args)}
+                    "args": {k: v for k, v in vars(args).items() if k not in ("key", "login")}}
+    if args.against:
+        measure_again(args, report)
+        write_report(report, args.json)
+        return
     started = time.monotonic()
     print(f"machine: {report['machine']}", flush=True)
     print("starting a throw-away Mnemo with the real launcher …", flush=True)
-    with launched(timeout=300) as mnemo:
+    with launched(timeout=args.start_timeout) as mnemo:
         report["seconds_to_healthy"] = round(mnemo.seconds_to_healthy, 1)
         try:
             run(args, mnemo, report)

@@ -10,6 +10,7 @@ LAYER = Layer(
     prepare=services.interactions_embed,
     write=services.interactions_index_write,
     interactions_of=erasure.interactions_of,
+    interactions_containing=selectors.interaction_ids_containing,
     erase=erasure.log_erase,
     move=erasure.log_move,
     restore=erasure.log_restore,

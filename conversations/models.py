@@ -1,8 +1,9 @@
 import uuid
 
-from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.indexes import GinIndex, OpClass
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
+from django.db.models.functions import Upper
 from django.utils import timezone
 from pgvector.django import HnswIndex, VectorField
 
@@ -112,6 +113,9 @@ class Interaction(models.Model):
             models.Index(fields=["content_hash"], name="interaction_content_hash"),
             # GIN over the generated tsvector: full-text search (`q`) without a scan.
             GinIndex(fields=["search"], name="interaction_search_gin"),
+            # Trigrams of the upper-cased content: `content__icontains` (UPPER(content) LIKE)
+            # without a scan, for the review queue's search in source messages (issue 21).
+            GinIndex(OpClass(Upper("content"), name="gin_trgm_ops"), name="interaction_content_trgm"),
         ]
         constraints = [
             models.UniqueConstraint(

@@ -71,6 +71,13 @@ def interaction_list(
     return qs.order_by("-occurred_at", "-id")
 
 
+def interaction_ids_containing(workspace_id: int, text: str) -> QuerySet[Interaction]:
+    """The ids (a subquery) of the workspace's interactions whose content contains `text`,
+    case-insensitive, anywhere in a word: UPPER(content) LIKE, which the trigram index
+    interaction_content_trgm serves (three characters or more)."""
+    return Interaction.objects.filter(workspace_id=workspace_id, content__icontains=text).values("pk")
+
+
 def interaction_contents(*, interaction_ids: list[int]) -> Iterator[str]:
     """The texts of these interactions, streamed (an erasure reads every message of a person)."""
     return Interaction.objects.filter(pk__in=interaction_ids).values_list("content", flat=True).iterator()

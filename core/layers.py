@@ -48,6 +48,10 @@ class Layer:
     # interactions -> None, after the write committed, outside any transaction: idempotent
     # follow-up that a periodic task also covers (embedding the rows `write` created).
     after_write: Callable[[Sequence], None] | None = None
+    # The log layer only: (workspace id, text) -> a subquery of the ids of its interactions
+    # whose content contains `text` (case-insensitive), served by its own index: the review
+    # queue's search in the items' source messages (issue 21 part 6).
+    interactions_containing: Callable[[int, str], Any] | None = None
     # The log layer only: entity -> ids of its interactions, their processing locked
     # (core.concurrency rank 2), so no worker derives from them while they are erased.
     interactions_of: Callable[[Any], list[int]] | None = None
@@ -98,6 +102,13 @@ def _load(paths: tuple[str, ...]) -> tuple[Layer, ...]:
 
 def interactions_of(entity) -> list[int]:
     return [pk for layer in layers() if layer.interactions_of for pk in layer.interactions_of(entity)]
+
+
+def interactions_containing(workspace_id: int, text: str):
+    """The log layer's subquery of the workspace's interactions containing `text`, or None
+    when no layer in the pipeline keeps the log."""
+    return next((layer.interactions_containing(workspace_id, text) for layer in layers()
+                 if layer.interactions_containing), None)
 
 
 def erase(entity, interaction_ids: list[int]) -> dict[str, int]:

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from conversations.selectors import conversations_quiet_past
 from core.errors import NotFound
+from core.jobs import job_run_daily_counts
 from core.models import AuditEvent, Workspace
 from core.selectors import workspaces_importing
 from memory.models import (
@@ -229,6 +230,21 @@ def memory_pending_count(workspace: Workspace) -> int:
 
 def memory_candidate_count(workspace: Workspace) -> int:
     return Memory.objects.filter(workspace=workspace, status="candidate").count()
+
+
+def memory_growth(*, workspace_id: int, days: int = 90) -> tuple[list[str], dict[str, list[int]], dict[str, list[int]]]:
+    """Memories by status, and active memories by type, per day: the snapshot the last decay
+    run of each day recorded (core.jobs), then the counts as they are now (today's point).
+    Returns (days, by status, by type), one value per day per series."""
+    snapshots = [(day, counts.get("memories", {}))
+                 for day, counts in job_run_daily_counts(name="memory.decay", workspace_id=workspace_id, days=days)]
+    today = timezone.now().date().isoformat()
+    snapshots = [s for s in snapshots if s[0] != today] + [(today, memory_counts(workspace_id=workspace_id))]
+    statuses = sorted({status for _, counts in snapshots for status in counts})
+    types = sorted({t for _, counts in snapshots for t in counts.get("active", {})})
+    by_status = {s: [sum(counts.get(s, {}).values()) for _, counts in snapshots] for s in statuses}
+    by_type = {t: [counts.get("active", {}).get(t, 0) for _, counts in snapshots] for t in types}
+    return [day for day, _ in snapshots], by_status, by_type
 
 
 def memory_counts(*, workspace_id: int) -> dict[str, dict[str, int]]:

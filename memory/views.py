@@ -13,6 +13,7 @@ from core.quoting import around_quote
 from core.services import Actor
 from entities.selectors import entity_get
 from memory import selectors, services
+from memory.charts import memory_growth_charts
 from memory.consolidation import TARGET_TYPE
 from memory.models import Certainty, Memory, MemoryStatus, MemoryType
 from review.services import review_or
@@ -40,8 +41,10 @@ def memory_list(request):
     rows = selectors.memory_list(workspace=request.workspace, text=q, **filters)
     context = {"page": Paginator(rows, PAGE_SIZE).get_page(page_number(request)), "q": q or "", **filters,
                "types": MemoryType.values, "statuses": MemoryStatus.values}
-    template = "memory/list.html#rows" if request.htmx else "memory/list.html"
-    return render(request, template, context)
+    if request.htmx:
+        return render(request, "memory/list.html#rows", context)
+    context["charts"] = memory_growth_charts(workspace_id=request.workspace.pk)
+    return render(request, "memory/list.html", context)
 
 
 # The entity page loads this panel (hx-get) as it loads the messages panel: memories are

@@ -21,12 +21,11 @@ from django.views.decorators.http import require_POST
 from kombu.exceptions import KombuError
 
 from core.decorators import workspace_view
-from core.jobs import job_run_daily_counts, job_runs_latest
+from core.jobs import job_runs_latest
 from core.models import JobRun, Role
 from core.services import Actor, audit_record
-from memory.selectors import memory_counts
+from memory.charts import memory_growth_charts
 from mnemo.celery import app
-from mnemo.charts import counts_chart
 from mnemo.schedule import schedule_reasons
 
 RUNS_SHOWN = 5
@@ -93,27 +92,10 @@ def scheduled_jobs(*, workspace_id: int) -> list[Job]:
     return jobs
 
 
-def memory_charts(*, workspace_id: int) -> dict[str, str]:
-    """Memories by status, and active memories by type, per day: the snapshot each decay
-    run recorded, then the counts as they are now."""
-    snapshots = [(day, counts.get("memories", {}))
-                 for day, counts in job_run_daily_counts(name="memory.decay", workspace_id=workspace_id,
-                                                         days=CHART_DAYS)]
-    today = timezone.now().date().isoformat()
-    snapshots = [s for s in snapshots if s[0] != today] + [(today, memory_counts(workspace_id=workspace_id))]
-    days = [day for day, _ in snapshots]
-    statuses = sorted({status for _, counts in snapshots for status in counts})
-    types = sorted({t for _, counts in snapshots for t in counts.get("active", {})})
-    by_status = {s: [sum(counts.get(s, {}).values()) for _, counts in snapshots] for s in statuses}
-    by_type = {t: [counts.get("active", {}).get(t, 0) for _, counts in snapshots] for t in types}
-    return {"by_status": counts_chart(days, by_status, label="Memories by status"),
-            "by_type": counts_chart(days, by_type, label="Active memories by type")}
-
-
 @workspace_view(Role.ADMIN)
 def maintenance(request):
     context = {"jobs": scheduled_jobs(workspace_id=request.workspace.pk),
-               "charts": memory_charts(workspace_id=request.workspace.pk)}
+               "charts": memory_growth_charts(workspace_id=request.workspace.pk, days=CHART_DAYS)}
     return render(request, "mnemo/maintenance.html#jobs" if request.htmx else "mnemo/maintenance.html", context)
 
 

@@ -1,5 +1,7 @@
 from django.conf import settings
+from django.contrib.postgres.indexes import GinIndex, OpClass
 from django.db import models
+from django.db.models.functions import Upper
 from django.utils import timezone
 
 from core.models import Workspace
@@ -114,6 +116,9 @@ class ReviewItem(Decided):
             models.Index(fields=["workspace", "status", "-created_at"], name="review_ws_status_created"),
             models.Index(fields=["workspace", "kind", "target_id"], name="review_ws_kind_target"),
             models.Index(fields=["source_interaction"], name="review_source"),
+            # The queue's search (`text__icontains`, i.e. UPPER(text) LIKE) without a scan:
+            # trigrams of the upper-cased text (issue 21 part 6; bench/RESULTS.md).
+            GinIndex(OpClass(Upper("text"), name="gin_trgm_ops"), name="review_text_trgm"),
         ]
         constraints = [
             models.UniqueConstraint(fields=["workspace", "kind", "target_id"], condition=models.Q(status="pending"),

@@ -7,11 +7,12 @@ from dataclasses import dataclass, field, replace
 from datetime import timedelta
 
 from django.conf import settings
-from django.db.models import Count, F, Max, Min, Prefetch, Q, QuerySet
+from django.db.models import Aggregate, Count, ExpressionWrapper, F, FloatField, Max, Min, Prefetch, Q, QuerySet
 from django.db.models.fields.json import KT
-from django.db.models.functions import TruncDay
+from django.db.models.functions import Extract, TruncDay
 from django.utils import timezone
 
+from core import layers
 from core.models import AuditEvent, Workspace
 from review.models import Claim, ClaimStatus, ReviewItem, ReviewStatus
 from review.registry import kinds
@@ -36,6 +37,20 @@ class ItemFilter:
     text: str | None = None
 
 
+def _containing(workspace_id: int, text: str) -> QuerySet[ReviewItem]:
+    """Ids of the workspace's items whose text or source message contains `text`: two sets,
+    each served by its own trigram index (review_text_trgm here, the log layer's
+    interaction_content_trgm there), united. An OR across the join to the messages made
+    PostgreSQL test every pending item's message, once per item (issue 21 part 6,
+    bench/RESULTS.md "The review queue")."""
+    items = ReviewItem.objects.filter(workspace_id=workspace_id)
+    by_text = items.filter(text__icontains=text).values("pk")
+    messages = layers.interactions_containing(workspace_id, text)
+    if messages is None:
+        return by_text
+    return by_text.union(items.filter(source_interaction_id__in=messages).values("pk"))
+
+
 def review_items(*, workspace: Workspace | int, filters: ItemFilter | None = None) -> QuerySet[ReviewItem]:
     """Items newest source first; items of one source interaction stay together."""
     f = filters or ItemFilter()
@@ -58,7 +73,7 @@ def review_items(*, workspace: Workspace | int, filters: ItemFilter | None = Non
     if f.source_interaction_id:
         rows = rows.filter(source_interaction_id=f.source_interaction_id)
     if f.text:
-        rows = rows.filter(Q(text__icontains=f.text) | Q(source_interaction__content__icontains=f.text))
+        rows = rows.filter(pk__in=_containing(workspace_id, f.text))
     now = timezone.now()
     if f.older_than_hours is not None:
         rows = rows.filter(created_at__lte=now - timedelta(hours=f.older_than_hours))
@@ -245,6 +260,94 @@ def review_stats(*, workspace: Workspace, days: int = 30) -> QueueStats:
         auto_approved=counts["auto"], human_approved=counts["human"], rejected=counts["rejected"], rules=rules,
         days=days,
     )
+
+
+# --- charts (issue 21 part 5) --------------------------------------------------------------------
+
+# How long pending items have waited: (label, upper bound in hours; None = no bound).
+AGE_BUCKETS = (("< 1 h", 1), ("1–6 h", 6), ("6–24 h", 24), ("1–3 d", 72), ("3–7 d", 168), ("1–2 wk", 336),
+               ("> 2 wk", None))
+
+
+class Percentile(Aggregate):
+    """PostgreSQL's percentile_cont: the value below which `fraction` of the rows fall."""
+
+    function = "percentile_cont"
+    template = "%(function)s(%(fraction)s) WITHIN GROUP (ORDER BY %(expressions)s)"
+    output_field = FloatField()
+
+    def __init__(self, expression, *, fraction: float, **extra):
+        super().__init__(expression, fraction=float(fraction), **extra)
+
+
+def queue_age_buckets(*, workspace: Workspace) -> list[tuple[str, int]]:
+    """Pending items per AGE_BUCKETS band of how long they have waited (every band, zeros too)."""
+    now = timezone.now()
+    counts, lower = {}, None
+    for index, (_, hours) in enumerate(AGE_BUCKETS):
+        within = Q()
+        if hours is not None:
+            within &= Q(created_at__gt=now - timedelta(hours=hours))
+        if lower is not None:
+            within &= Q(created_at__lte=now - timedelta(hours=lower))
+        counts[f"band{index}"] = Count("id", filter=within)
+        lower = hours
+    found = ReviewItem.objects.filter(workspace=workspace, status=ReviewStatus.PENDING).aggregate(**counts)
+    return [(label, found[f"band{index}"]) for index, (label, _) in enumerate(AGE_BUCKETS)]
+
+
+@dataclass
+class DayWait:
+    day: str
+    decided: int
+    median_hours: float
+    p90_hours: float
+
+
+def decision_waits(*, workspace: Workspace, days: int) -> list[DayWait]:
+    """For each day of the last `days` with decisions: how long the items decided that day
+    (approved or rejected, by a person or the trust policy; not withdrawn) had waited, median
+    and 90th percentile, in hours."""
+    since = timezone.now() - timedelta(days=days)
+    waited = ExpressionWrapper(Extract(F("decided_at") - F("created_at"), "epoch") / 3600.0, output_field=FloatField())
+    rows = (ReviewItem.objects.filter(workspace=workspace, status__in=[ReviewStatus.APPROVED, ReviewStatus.REJECTED],
+                                      decided_at__gte=since)
+            .annotate(day=TruncDay("decided_at")).values("day")
+            .annotate(n=Count("id"), median=Percentile(waited, fraction=0.5), p90=Percentile(waited, fraction=0.9))
+            .order_by("day"))
+    return [DayWait(day=row["day"].date().isoformat(), decided=row["n"], median_hours=row["median"],
+                    p90_hours=row["p90"]) for row in rows]
+
+
+@dataclass
+class DayDecisions:
+    day: str
+    accepted: int
+    rejected: int
+    auto: int
+
+
+def decisions_per_day(*, workspace: Workspace, days: int) -> list[DayDecisions]:
+    """Every day of the last `days` (oldest first, today last, zeros included): decisions by
+    people (accepted: approved, edited, merged, kept both; rejected) and approvals by the
+    trust policy, from the audit log as the precision figures are."""
+    today = timezone.localdate()
+    auto_verbs = sorted({verb for kind in kinds().values() for verb in kind.auto_verbs})
+    since = timezone.localtime().replace(hour=0, minute=0, second=0, microsecond=0) - timedelta(days=days - 1)
+    rows = (AuditEvent.objects.filter(workspace=workspace, at__gte=since,
+                                      verb__in=[*DECISION_VERBS, *auto_verbs])
+            .annotate(day=TruncDay("at")).values("day")
+            .annotate(accepted=Count("id", filter=Q(verb__in=ACCEPTED_VERBS)),
+                      rejected=Count("id", filter=Q(verb="review.reject")),
+                      auto=Count("id", filter=Q(verb__in=auto_verbs))))
+    found = {row["day"].date(): row for row in rows}
+    out = []
+    for offset in range(days - 1, -1, -1):
+        day = today - timedelta(days=offset)
+        row = found.get(day, {})
+        out.append(DayDecisions(day=day.isoformat(), accepted=row.get("accepted", 0), rejected=row.get("rejected", 0),
+                                auto=row.get("auto", 0)))
+    return out
 
 
 def similar_items(*, item: ReviewItem, limit: int = 5) -> list[dict]:

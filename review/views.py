@@ -409,7 +409,12 @@ def stats(request):
     except ValueError:
         days = 30
     result = selectors.review_stats(workspace=request.workspace, days=days)
-    chart = charts.precision_chart(result.rules[:6])
-    return render(request, "review/stats.html", {"stats": result, "chart": chart, "days": days,
+    drawn = {
+        "age": charts.queue_age_chart(selectors.queue_age_buckets(workspace=request.workspace)),
+        "waits": charts.decision_wait_chart(selectors.decision_waits(workspace=request.workspace, days=days)),
+        "decisions": charts.decisions_chart(selectors.decisions_per_day(workspace=request.workspace, days=days)),
+        "precision": charts.precision_chart(result.rules[:6]),
+    }
+    return render(request, "review/stats.html", {"stats": result, "charts": drawn, "days": days,
                                                  "low_precision": settings.MNEMO_REVIEW_LOW_PRECISION,
                                                  "min_decisions": settings.MNEMO_REVIEW_MIN_DECISIONS})

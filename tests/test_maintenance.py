@@ -17,7 +17,7 @@ from core.jobs import job_run
 from core.models import AuditEvent, JobRun
 from memory.models import Memory
 from mnemo.celery import app
-from mnemo.charts import counts_chart
+from core.charts import counts_chart
 from mnemo.schedule import schedule_reasons
 
 URL = "/w/acme/maintenance/"
