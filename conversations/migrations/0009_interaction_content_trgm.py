@@ -13,7 +13,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ("core", "0001_extensions"),
-        ("conversations", "0007_backlog_lease"),
+        ("conversations", "0008_rebuildjob"),
     ]
 
     operations = [
