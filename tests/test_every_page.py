@@ -326,7 +326,7 @@ def _serving(html: str):
     return handler
 
 
-def test_every_page_passes_axe_and_fits_a_phone(browser, live_server, owner, workspace, make_key, settings):
+def test_every_page_passes_axe_and_fits_a_phone(browser, live_server, owner, workspace, make_key):
     from axe_playwright_python.sync_playwright import Axe
 
     started = time.monotonic()
