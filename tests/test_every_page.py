@@ -130,8 +130,8 @@ NOT_PAGES: dict[str, str] = {
         "entity-identity-add", "entity-identity-unlink", "entity-identity-verify", "entity-merge", "entity-erase",
         "entity-split", "entity-suggestion", "memory-edit", "memory-decide", "graduation-decide",
         "trusted-state-set", "trust-policy-set", "consolidation-policy-set", "review-bulk", "review-bulk-matching",
-        "review-claim-decide", "review-decide", "gap-sink", "gap-sink-act", "gap-act", "webhook-add", "webhook-act",
-        "webhook-replay", "maintenance-run", "api-key-create", "api-key-bind",
+        "review-claim-decide", "review-decide", "gap-sink", "gap-sink-act", "gap-delivery-retry", "gap-act",
+        "webhook-add", "webhook-act", "webhook-replay", "maintenance-run", "api-key-create", "api-key-bind",
     ], POST),
 }
 FRAGMENTS = ("review-count", "review-similar", "entity-pick")
@@ -326,7 +326,7 @@ def _serving(html: str):
     return handler
 
 
-def test_every_page_passes_axe_and_fits_a_phone(browser, live_server, owner, workspace, make_key, settings):
+def test_every_page_passes_axe_and_fits_a_phone(browser, live_server, owner, workspace, make_key):
     from axe_playwright_python.sync_playwright import Axe
 
     started = time.monotonic()
