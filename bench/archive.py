@@ -18,7 +18,6 @@ is recorded before and after each step.
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import re
 import subprocess
@@ -31,8 +30,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import locomo_data  # noqa: E402
-from bench.harness import ROOT, launched, machine, workspace_key, write_report  # noqa: E402
-from bench.scale import build_pool, connect, dsn_for, embed_pool, generate  # noqa: E402
+from bench.harness import ROOT, launched, machine, write_report  # noqa: E402
+from bench.scale import build_pool, embed_pool, seed_workspace  # noqa: E402
 
 
 def uptime() -> str:
@@ -95,14 +94,7 @@ def main() -> None:
     pool = build_pool(3000 if locomo_data.available() else 6000, random.Random(7))
     embed_pool(pool)
     with launched(timeout=300) as mnemo, tempfile.TemporaryDirectory(prefix="mnemo-archive-") as tmp:
-        dsn = dsn_for(scale_args, mnemo)
-        key = workspace_key(mnemo, "archive bench")
-        generate(scale_args, mnemo, dsn, pool, key)
-        with connect(dsn) as conn:
-            slug = conn.execute("SELECT w.slug FROM core_workspace w JOIN core_apikey k ON k.workspace_id = w.id "
-                                "WHERE k.prefix = %s", [key.split("_")[1]]).fetchone()[0]
-        env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "CELERY_BROKER_URL"}}
-        env["MNEMO_VAR_DIR"] = str(mnemo.var_dir)
+        slug, env = seed_workspace(scale_args, mnemo, pool, "archive bench")
         steps(slug, env, tmp, report)
     print(report)
     write_report(report, args.json)

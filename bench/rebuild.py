@@ -67,8 +67,8 @@ def manage(args: list[str], env: dict, timed: bool = False) -> tuple[subprocess.
 def scale(args, report: dict) -> None:
     import random
 
-    from bench.harness import launched, workspace_key
-    from bench.scale import build_pool, connect, dsn_for, embed_pool, generate
+    from bench.harness import launched
+    from bench.scale import build_pool, connect, dsn_for, embed_pool, seed_workspace
 
     scale_args = argparse.Namespace(interactions=args.scale, memories=args.scale // 10, conversations=0,
                                     speakers=200, noise=0.02, pool_generated=3000, chunk=25_000, seed=7, url=None,
@@ -76,16 +76,9 @@ def scale(args, report: dict) -> None:
     pool = build_pool(3000 if locomo_data.available() else 6000, random.Random(7))
     embed_pool(pool)
     with launched(timeout=900) as mnemo:  # migrations alone take minutes on a loaded machine
-        dsn = dsn_for(scale_args, mnemo)
-        key = workspace_key(mnemo, "rebuild bench")
-        generate(scale_args, mnemo, dsn, pool, key)
-        with connect(dsn) as conn:
-            slug = conn.execute("SELECT w.slug FROM core_workspace w JOIN core_apikey k ON k.workspace_id = w.id "
-                                "WHERE k.prefix = %s", [key.split("_")[1]]).fetchone()[0]
-            links = conn.execute("SELECT count(*) FROM context_conceptlink").fetchone()[0]
-        env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "CELERY_BROKER_URL"}}
-        env["MNEMO_VAR_DIR"] = str(mnemo.var_dir)
-        report["concept_links_seeded"] = links
+        slug, env = seed_workspace(scale_args, mnemo, pool, "rebuild bench")
+        with connect(dsn_for(scale_args, mnemo)) as conn:
+            report["concept_links_seeded"] = conn.execute("SELECT count(*) FROM context_conceptlink").fetchone()[0]
         print("rebuilding the concepts layer …", flush=True)
         done, report["rebuild_concepts"] = manage(["rebuild", "--workspace", slug, "--layer", "concepts"], env,
                                                   timed=True)

@@ -1361,6 +1361,21 @@ def dsn_for(args, mnemo: Mnemo) -> str:
     return server.dsn()
 
 
+def seed_workspace(args, mnemo: Mnemo, pool: Pool, name: str) -> tuple[str, dict]:
+    """A generated workspace in a launched Mnemo, for benches that then run `manage.py`
+    against it (bench/archive.py, bench/rebuild.py): its slug, and the environment that
+    points a command at that Mnemo's var/."""
+    dsn = dsn_for(args, mnemo)
+    key = workspace_key(mnemo, name)
+    generate(args, mnemo, dsn, pool, key)
+    with connect(dsn) as conn:
+        slug = conn.execute("SELECT w.slug FROM core_workspace w JOIN core_apikey k ON k.workspace_id = w.id "
+                            "WHERE k.prefix = %s", [key.split("_")[1]]).fetchone()[0]
+    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "CELERY_BROKER_URL"}}
+    env["MNEMO_VAR_DIR"] = str(mnemo.var_dir)
+    return slug, env
+
+
 def run(args, mnemo: Mnemo, pool: Pool, report: dict) -> None:
     dsn = dsn_for(args, mnemo)
     report["postgres"] = server_settings(dsn)
