@@ -595,13 +595,12 @@ def measure_pages(args, browser, base: str, items: list[dict]) -> dict:
     # "Select all N matching" is decided by the server after it counts the match again: a
     # wrong expected count is refused (409) with nothing decided, so it measures that count;
     # above the bound (MNEMO_REVIEW_BULK_FILTER_MAX) the answer is 422 after counting bound + 1.
-    for label, fields, expect in (("select all matching: kind=entity (count, 409)", {"kind": "entity"}, 409),
-                                  ("select all matching: everything (bound, 422)", {}, 422),
-                                  ("select all matching: search (count)", {"q": SPEAKERS[0][0].split()[0]},
-                                   (409, 422))):
+    for label, fields in (("select all matching: kind=entity", {"kind": "entity"}),
+                          ("select all matching: everything", {}),
+                          ("select all matching: search", {"q": SPEAKERS[0][0].split()[0]})):
         body = {**fields, "action": "approve", "expected": "999999999"}
         pages[label] = measure(browser, label, [base + "bulk/matching/"] * n, [base + "bulk/matching/"] * w,
-                               post=body, expect=expect)
+                               post=body, expect=(409, 422))
     memories = [i["id"] for i in items if i["kind"] == "memory"]
     rng = random.Random(args.seed)
     picked = rng.sample(memories, min(len(memories), args.fragments + w))

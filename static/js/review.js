@@ -41,29 +41,6 @@
       current.focus({preventScroll: true});
       reveal(current);
     }
-    syncList();
-  }
-  // Wide screens: the list of the page's cards beside them (queue.html, .queue-list) follows
-  // the cards — decided ones leave it, the current one is marked and kept in its view,
-  // selected ones ticked. On narrow screens the list is not shown and this changes nothing.
-  function syncList() {
-    document.querySelectorAll("#queue .queue-row").forEach((row) => {
-      const card = document.getElementById(row.dataset.card);
-      row.parentElement.hidden = !card || card.hidden;
-      const box = card && card.querySelector("input.select");
-      row.classList.toggle("selected", !!(box && box.checked));
-      row.classList.toggle("current", !!card && card === current);
-      if (card && card === current) { row.setAttribute("aria-current", "true"); } else { row.removeAttribute("aria-current"); }
-    });
-    const row = current && document.querySelector('#queue .queue-row[data-card="' + current.id + '"]');
-    const list = row && row.closest(".queue-list");
-    if (!list || list.offsetParent === null) return;
-    // Scroll the list itself, never the window (the card's own reveal moves the page).
-    if (row.offsetTop < list.scrollTop) {
-      list.scrollTop = row.offsetTop;
-    } else if (row.offsetTop + row.offsetHeight > list.scrollTop + list.clientHeight) {
-      list.scrollTop = row.offsetTop + row.offsetHeight - list.clientHeight;
-    }
   }
   // The card in view, and above all its buttons: a card taller than the window scrolls so
   // that they stay clear of the toast (their scroll margin, mnemo.css).
@@ -112,7 +89,6 @@
         fail(text || ("The decision failed (" + response.status + ")."));
         if (response.status === 409) {
           decision.items.forEach((el) => el.remove());
-          syncList();
         } else {
           show(decision.items);
           adjustCount(decision.items.length);
@@ -236,12 +212,6 @@
 
   document.addEventListener("click", (event) => {
     const target = event.target;
-    const row = target.closest && target.closest("#queue .queue-row");
-    if (row) {
-      const card = document.getElementById(row.dataset.card);
-      if (card && !card.hidden) { event.preventDefault(); setCurrent(card); }
-      return;
-    }
     const item = target.closest && target.closest("article.item");
     if (target.classList.contains("edit-toggle") && item) { openEdit(item); return; }
     if (target.classList.contains("edit-cancel") && item) {
@@ -295,7 +265,6 @@
     if (counter) {
       counter.textContent = allMatching && matching ? "All " + matching.dataset.count + " matching" : String(selected().length);
     }
-    syncList();
   }
   function selectPage() {
     items().forEach((el) => { const box = el.querySelector("input.select"); if (box) box.checked = true; });
