@@ -25,7 +25,7 @@ import re
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -120,11 +120,9 @@ def run_one(job: str, workspace_id: int) -> None:
     result = task.run(workspace_id=workspace_id, trigger="bench") if job in PER_WORKSPACE else task.run()
     seconds = time.monotonic() - started
     after = sum(1 for _ in broker.rglob("*") if _.is_file()) if broker.exists() else 0
-    from datetime import timedelta
-
     from django.utils import timezone as dj_timezone
 
-    from core.models import JobRun
+    from core.models import JobRun  # after django.setup()
 
     recorded = list(JobRun.objects.filter(name=job, started_at__gte=dj_timezone.now() - timedelta(seconds=seconds + 5))
                     .values("workspace_id", "status", "counts"))
