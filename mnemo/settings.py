@@ -388,6 +388,8 @@ MNEMO_CENSOR_MATCH_THRESHOLD = env_float("MNEMO_CENSOR_MATCH_THRESHOLD", 0.6)
 # is proposed for a merge — below the threshold that folds on write (a person decides here).
 MNEMO_DEDUP_SCAN_BATCH = int(os.environ.get("MNEMO_DEDUP_SCAN_BATCH", "2000"))
 MNEMO_DEDUP_SCAN_MIN_SIMILARITY = env_float("MNEMO_DEDUP_SCAN_MIN_SIMILARITY", 0.85)
+# New duplicate proposals per run at most: the queue gets a reviewable number at a time.
+MNEMO_DEDUP_SCAN_MAX_PROPOSALS = int(os.environ.get("MNEMO_DEDUP_SCAN_MAX_PROPOSALS", "200"))
 # An episode with an outcome counts as a use of the procedure it matches this well (issue 19
 # part 4): stricter than a task's match, since it changes the procedure's effectiveness.
 MNEMO_EPISODE_PROCEDURE_MATCH_MIN = env_float("MNEMO_EPISODE_PROCEDURE_MATCH_MIN", 0.6)

@@ -25,6 +25,7 @@ from django.utils import timezone
 from pgvector import Vector
 
 from core.errors import Conflict
+from core.selectors import workspaces_importing
 from core.services import Actor, audit_record
 from memory.models import DuplicatePair, DuplicateStatus, Memory, MemoryStatus, MemoryType, ScanCursor
 from memory.services.memories import memory_merge
@@ -57,8 +58,10 @@ class Found:
 
 
 def _slice(after_id: int, limit: int) -> list[Memory]:
+    # A workspace still being imported is left alone: its rows are not all there yet.
     return list(Memory.objects.filter(pk__gt=after_id, status=MemoryStatus.ACTIVE, embedding__isnull=False)
-                .exclude(type__in=SKIPPED_TYPES).order_by("pk").only("id", "workspace_id", "type", "embedding")[:limit])
+                .exclude(type__in=SKIPPED_TYPES).exclude(workspace_id__in=workspaces_importing())
+                .order_by("pk").only("id", "workspace_id", "type", "embedding")[:limit])
 
 
 def _neighbours(memory: Memory, min_similarity: float) -> list[Found]:
@@ -95,22 +98,31 @@ def _cursor_move(position: int) -> None:
     ScanCursor.objects.update_or_create(name=CURSOR, defaults={"position": position, "updated_at": timezone.now()})
 
 
-def memories_dedup_scan(*, batch: int | None = None, min_similarity: float | None = None) -> dict:
+def memories_dedup_scan(*, batch: int | None = None, min_similarity: float | None = None,
+                        max_proposals: int | None = None) -> dict:
     """One run: the next `batch` active memories past the cursor, each one's nearest
-    neighbours above `min_similarity` proposed as duplicates. Call outside a transaction
-    (each pair commits on its own). Returns the run's counts."""
+    neighbours above `min_similarity` proposed as duplicates, stopping once `max_proposals`
+    new pairs were proposed (a duplicate-heavy workspace would otherwise write thousands in
+    one run: bench/jobs_scale.py; the next run goes on from there). Call outside a
+    transaction (each pair commits on its own). Returns the run's counts."""
     batch = batch or settings.MNEMO_DEDUP_SCAN_BATCH
     min_similarity = settings.MNEMO_DEDUP_SCAN_MIN_SIMILARITY if min_similarity is None else min_similarity
+    max_proposals = settings.MNEMO_DEDUP_SCAN_MAX_PROPOSALS if max_proposals is None else max_proposals
     start = ScanCursor.objects.filter(name=CURSOR).values_list("position", flat=True).first() or 0
     memories = _slice(start, batch)
-    counts = {"from_id": start, "scanned": 0, "pairs_found": 0, "proposed": 0}
+    counts = {"from_id": start, "scanned": 0, "pairs_found": 0, "proposed": 0, "capped": False}
     for offset in range(0, len(memories), CHUNK):
         chunk = memories[offset:offset + CHUNK]
         for memory in chunk:
             for found in _neighbours(memory, min_similarity):
                 counts["pairs_found"] += 1
                 counts["proposed"] += _propose(found)
-        counts["scanned"] += len(chunk)
+            counts["scanned"] += 1
+            if counts["proposed"] >= max_proposals:
+                counts["capped"] = True
+                _cursor_move(memory.pk)
+                counts["wrapped"] = False
+                return counts
         _cursor_move(chunk[-1].pk)
     # A short slice reached the end: the next run starts the next lap from the beginning.
     counts["wrapped"] = len(memories) < batch

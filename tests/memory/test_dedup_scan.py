@@ -106,6 +106,30 @@ def test_episodes_other_types_and_other_workspaces_are_not_paired(workspace, oth
     assert memories_dedup_scan(batch=100)["proposed"] == 0
 
 
+def test_a_run_stops_at_its_proposal_cap_and_the_next_goes_on_from_there(workspace):
+    bases = [unit(200 + i) for i in range(3)]
+    twins = [(active(workspace, f"Claim {i}, said once.", base),
+              active(workspace, f"Claim {i}, said again.", unit(300 + i, near=base, noise=0.01)))
+             for i, base in enumerate(bases)]
+    counts = memories_dedup_scan(batch=100, max_proposals=1)
+    assert counts["proposed"] == 1 and counts["capped"] and not counts["wrapped"]
+    # Stopped at the first memory that reached the cap: its twin's pair is already known.
+    assert ScanCursor.objects.get(name="dedup").position == twins[0][0].pk
+    assert DuplicatePair.objects.count() == 1 and ReviewItem.objects.filter(kind="duplicate").count() == 1
+    second = memories_dedup_scan(batch=100, max_proposals=1)
+    assert second["from_id"] == twins[0][0].pk and second["proposed"] == 1
+    memories_dedup_scan(batch=100, max_proposals=10)
+    assert DuplicatePair.objects.count() == 3  # every pair proposed once, over the runs
+
+
+def test_a_workspace_being_imported_is_left_alone(workspace, pair):
+    from core.models import ImportProgress
+
+    ImportProgress.objects.create(workspace=workspace, archive_digest="0" * 64)
+    counts = memories_dedup_scan(batch=100)
+    assert counts["scanned"] == 0 and counts["proposed"] == 0 and not DuplicatePair.objects.exists()
+
+
 def test_a_merge_withdraws_the_other_pending_pairs_of_the_archived_memory(api, workspace):
     base = unit(11)
     a = active(workspace, "The office is on the third floor.", base)
