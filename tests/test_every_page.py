@@ -12,8 +12,11 @@ The pages come from the urlconf (django.urls.get_resolver), not from a list kept
 every named pattern outside the admin and the API must be in PAGES (visited) or in NOT_PAGES
 (with the reason it is not a page of its own), so a page added later fails
 test_every_url_pattern_is_a_page_or_says_why_not, naming itself, until it gets its entry.
-To add a page: give it one line in PAGES (`page(<kwarg>="<seed attribute>")`), and if it
-needs an object the seed lacks, make one in `seed()` and add it to `Seed`."""
+To add a page: give it one line in PAGES (`page(<kwarg>="<seed attribute>")`, with
+`literal={"action": "retire"}` for a kwarg that is not an object and `query="into={attribute}"`
+for a state reached by its query string), and if it needs an object the seed lacks, make one
+in `seed()` and add it to `Seed`. A page that redirects (a confirmation that does not apply)
+is reported, not swept."""
 
 from __future__ import annotations
 
@@ -84,7 +87,8 @@ PAGES: dict[str, list[Page]] = {
     "working-sessions": [page()],
     "working-session": [page(session_id="session")],
     "scratchpads": [page()],
-    "scratchpad": [page(scratchpad_id="scratchpad"), page(scratchpad_id="scratchpad", query="from={checkpoint}&to=current")],
+    "scratchpad": [page(scratchpad_id="scratchpad"),
+                   page(scratchpad_id="scratchpad", query="from={checkpoint}&to=current")],  # a diff
     "scratchpad-restore": [page(scratchpad_id="scratchpad", checkpoint_id="checkpoint")],  # GET asks for confirmation
     "trusted-state": [page()],
     "trust-policy": [page()],
@@ -143,8 +147,8 @@ NOT_PAGES: dict[str, str] = {
     "review-similar": "fragment: loaded into each card of the review page",
     "entity-pick": "fragment: the agent picker's choices on the API keys pages",
     **dict.fromkeys([
-        "entity-identity-add", "entity-identity-unlink", "entity-identity-verify", "entity-profile-decide", "entity-erase",
-        "entity-split", "entity-suggestion", "memory-edit", "memory-decide", "graduation-decide",
+        "entity-identity-add", "entity-identity-unlink", "entity-identity-verify", "entity-profile-decide",
+        "entity-erase", "entity-split", "entity-suggestion", "memory-edit", "memory-decide", "graduation-decide",
         "trusted-state-set", "trust-policy-set", "consolidation-policy-set", "review-bulk", "review-bulk-matching",
         "review-claim-decide", "review-decide", "gap-sink", "gap-sink-act", "gap-delivery-retry", "gap-act",
         "webhook-add", "webhook-act", "webhook-replay", "maintenance-run", "api-key-create", "api-key-bind",
@@ -295,11 +299,13 @@ def seed(workspace, owner, make_key) -> Seed:
             ("call", "Call ada@example.com about the invoice", 0.9), ("notes", "Draft the release notes", 0.6),
             ("lunch", f"Order lunch for the team, see {LONG_LINK}", 0.1))])
     pad, checkpoints = None, []
-    for step, state in enumerate(({"step": 1}, {"step": 2, "done": ["triage"]}, {"step": 3, "done": ["triage", "reply"], "link": LONG_LINK})):
+    states = ({"step": 1}, {"step": 2, "done": ["triage"]}, {"step": 3, "done": ["triage", "reply"], "link": LONG_LINK})
+    for step, state in enumerate(states):
         pad = memory_services.scratchpad_put(workspace=workspace, task="ticket-42", raw_state=json.dumps(state),
                                              actor=agent)
         if step < 2:
-            checkpoints.append(memory_services.scratchpad_checkpoint(scratchpad=pad, actor=agent, label=f"step {step + 1}"))
+            checkpoints.append(memory_services.scratchpad_checkpoint(scratchpad=pad, actor=agent,
+                                                                     label=f"step {step + 1}"))
     return Seed(conversation=Conversation.objects.filter(workspace=workspace).first(), person=person,
                 merged_into=robert, memory=kinds["memory"], pack=pack,
                 gap=CapabilityGap.objects.filter(workspace=workspace).first(), key=key, procedure=procedure,
