@@ -12,17 +12,22 @@ The pages come from the urlconf (django.urls.get_resolver), not from a list kept
 every named pattern outside the admin and the API must be in PAGES (visited) or in NOT_PAGES
 (with the reason it is not a page of its own), so a page added later fails
 test_every_url_pattern_is_a_page_or_says_why_not, naming itself, until it gets its entry.
-To add a page: give it one line in PAGES (`page(<kwarg>="<seed attribute>")`), and if it
-needs an object the seed lacks, make one in `seed()` and add it to `Seed`."""
+To add a page: give it one line in PAGES (`page(<kwarg>="<seed attribute>")`, with
+`literal={"action": "retire"}` for a kwarg that is not an object and `query="into={attribute}"`
+for a state reached by its query string), and if it needs an object the seed lacks, make one
+in `seed()` and add it to `Seed`. A page that redirects (a confirmation that does not apply)
+is reported, not swept."""
 
 from __future__ import annotations
 
+import json
 import os
 import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
+from urllib.parse import urlsplit
 
 import pytest
 from django.template.loader import render_to_string
@@ -50,11 +55,12 @@ class Page:
     and an optional query string for a state worth its own look (results, filters)."""
 
     kwargs: dict[str, str] = field(default_factory=dict)
-    query: str = ""
+    query: str = ""  # may name Seed attributes too: "into={merged_into}" is their pk
+    literal: dict[str, str] = field(default_factory=dict)  # URL kwargs given as they are (an action's name)
 
 
-def page(query: str = "", **kwargs: str) -> Page:
-    return Page(kwargs=kwargs, query=query)
+def page(query: str = "", literal: dict[str, str] | None = None, **kwargs: str) -> Page:
+    return Page(kwargs=kwargs, query=query, literal=literal or {})
 
 
 # Every page of the dashboard by URL name. A name may list several states of its page.
@@ -66,10 +72,24 @@ PAGES: dict[str, list[Page]] = {
     "entity-interactions": [page(entity_id="person")],
     "entities": [page()],
     "entity": [page(entity_id="person"), page(entity_id="merged_into")],
+    # The merge picker (with a search), then its confirmation (GET with `into`); POST merges.
+    "entity-merge": [page(entity_id="person", query="q=Stone"), page(entity_id="person", query="into={merged_into}")],
     "decisions": [page()],
     "memories": [page()],
     "memory": [page(memory_id="memory")],
     "memories-about": [page(entity_id="person")],
+    "procedures": [page()],
+    "procedure": [page(memory_id="procedure")],
+    "procedure-change": [page(memory_id="procedure", literal={"action": "retire"})],  # GET asks for confirmation
+    "censors": [page()],
+    "censor": [page(memory_id="censor")],
+    "censor-change": [page(memory_id="censor", literal={"action": "false-positive"})],  # GET asks too
+    "working-sessions": [page()],
+    "working-session": [page(session_id="session")],
+    "scratchpads": [page()],
+    "scratchpad": [page(scratchpad_id="scratchpad"),
+                   page(scratchpad_id="scratchpad", query="from={checkpoint}&to=current")],  # a diff
+    "scratchpad-restore": [page(scratchpad_id="scratchpad", checkpoint_id="checkpoint")],  # GET asks for confirmation
     "trusted-state": [page()],
     "trust-policy": [page()],
     "inspector": [page(), page(query="q=Where+does+Ada+live%3F")],
@@ -127,8 +147,8 @@ NOT_PAGES: dict[str, str] = {
     "review-similar": "fragment: loaded into each card of the review page",
     "entity-pick": "fragment: the agent picker's choices on the API keys pages",
     **dict.fromkeys([
-        "entity-identity-add", "entity-identity-unlink", "entity-identity-verify", "entity-merge", "entity-erase",
-        "entity-split", "entity-suggestion", "memory-edit", "memory-decide", "graduation-decide",
+        "entity-identity-add", "entity-identity-unlink", "entity-identity-verify", "entity-profile-decide",
+        "entity-erase", "entity-split", "entity-suggestion", "memory-edit", "memory-decide", "graduation-decide",
         "trusted-state-set", "trust-policy-set", "consolidation-policy-set", "review-bulk", "review-bulk-matching",
         "review-claim-decide", "review-decide", "gap-sink", "gap-sink-act", "gap-delivery-retry", "gap-act",
         "webhook-add", "webhook-act", "webhook-replay", "maintenance-run", "api-key-create", "api-key-bind",
@@ -211,6 +231,15 @@ class Seed:
     pack: object
     gap: object
     key: object
+    procedure: object  # the memory of a flagged procedure (five failures)
+    censor: object  # the memory of a censor that warns
+    session: object  # a working-memory session with items in focus and one evicted
+    scratchpad: object  # with two checkpoints
+    checkpoint: object  # its first
+
+
+# What agents write in their notes: one long word that must not widen a phone's page.
+LONG_LINK = "https://tracker.example.com/tickets/42/attachments/" + "release-notes-draft-" * 5 + "final.pdf"
 
 
 def seed(workspace, owner, make_key) -> Seed:
@@ -224,6 +253,7 @@ def seed(workspace, owner, make_key) -> Seed:
     from entities import services as entity_services
     from entities.models import Entity
     from gaps.models import CapabilityGap
+    from memory import services as memory_services
     from tests.gaps.test_api import ASKED_THREE_WAYS, T0, log_exchange, process
     from tests.gaps.test_censored import PASSWORD_ASK, PASSWORD_NO, censor
     from tests.review import factories
@@ -255,9 +285,31 @@ def seed(workspace, owner, make_key) -> Seed:
     other = core_services.workspace_create(name="Globex", slug="globex")
     core_services.membership_set(workspace=other, user=owner, role="viewer")
     person = Entity.objects.get(workspace=workspace, pk=kinds["memory"].subject_id)
+    procedure = memory_services.procedure_create(workspace_id=workspace.pk, name="Restart the cache",
+                                                 steps=["drain the node", "restart", "warm it up"]).memory
+    flagged = procedure.procedure
+    for _ in range(5):  # flagged for low effectiveness
+        flagged = memory_services.procedure_outcome(procedure=flagged, outcome="failure", actor=SYSTEM)
+    censor_memory = memory_services.censor_create(workspace_id=workspace.pk, trigger="deploy on Fridays",
+                                                  reason="weekend pages").memory
+    agent = Actor.for_api_key(key)
+    session, _ = memory_services.working_memory_put(
+        workspace=workspace, session_key="triage", actor=agent, capacity=2, task="Answer ada@example.com's ticket",
+        items=[memory_services.FocusItem(content=text, attention=attention, key=name) for name, text, attention in (
+            ("call", "Call ada@example.com about the invoice", 0.9), ("notes", "Draft the release notes", 0.6),
+            ("lunch", f"Order lunch for the team, see {LONG_LINK}", 0.1))])
+    pad, checkpoints = None, []
+    states = ({"step": 1}, {"step": 2, "done": ["triage"]}, {"step": 3, "done": ["triage", "reply"], "link": LONG_LINK})
+    for step, state in enumerate(states):
+        pad = memory_services.scratchpad_put(workspace=workspace, task="ticket-42", raw_state=json.dumps(state),
+                                             actor=agent)
+        if step < 2:
+            checkpoints.append(memory_services.scratchpad_checkpoint(scratchpad=pad, actor=agent,
+                                                                     label=f"step {step + 1}"))
     return Seed(conversation=Conversation.objects.filter(workspace=workspace).first(), person=person,
                 merged_into=robert, memory=kinds["memory"], pack=pack,
-                gap=CapabilityGap.objects.filter(workspace=workspace).first(), key=key)
+                gap=CapabilityGap.objects.filter(workspace=workspace).first(), key=key, procedure=procedure,
+                censor=censor_memory, session=session, scratchpad=pad, checkpoint=checkpoints[0])
 
 
 def page_urls(seeded: Seed) -> list[tuple[str, str]]:
@@ -265,10 +317,12 @@ def page_urls(seeded: Seed) -> list[tuple[str, str]]:
     urls = []
     for name, states in PAGES.items():
         for state in states:
-            kwargs = {key: getattr(seeded, attribute).pk for key, attribute in state.kwargs.items()}
+            kwargs = {key: getattr(seeded, attribute).pk for key, attribute in state.kwargs.items()} | state.literal
             if name != "login":
                 kwargs["slug"] = "acme"
-            path = reverse(name, kwargs=kwargs) + (f"?{state.query}" if state.query else "")
+            query = state.query.format_map({attribute: getattr(seeded, attribute).pk for attribute in
+                                            Seed.__dataclass_fields__})
+            path = reverse(name, kwargs=kwargs) + (f"?{query}" if query else "")
             label = name + (f"[{','.join(state.kwargs.values())}]" if len(states) > 1 and state.kwargs else "")
             urls.append((label + (f"?{state.query}" if state.query else ""), path))
     return urls
@@ -317,8 +371,6 @@ def _check(page, axe, label: str, problems: dict[str, list[str]]) -> None:
         _shot(page, label, viewport["width"])
 
 
-@needs_chromium
-@pytest.mark.django_db(transaction=True)
 def _serving(html: str):
     def handler(route, request):
         route.fulfill(status=200, body=html, content_type="text/html")
@@ -326,6 +378,8 @@ def _serving(html: str):
     return handler
 
 
+@needs_chromium
+@pytest.mark.django_db(transaction=True)
 def test_every_page_passes_axe_and_fits_a_phone(browser, live_server, owner, workspace, make_key):
     from axe_playwright_python.sync_playwright import Axe
 
@@ -346,6 +400,10 @@ def test_every_page_passes_axe_and_fits_a_phone(browser, live_server, owner, wor
         statuses[label] = response.status
         if response.status != status:
             problems.setdefault(label, []).append(f"answered {response.status}, expected {status}")
+        # goto follows redirects: a confirmation page that sends you back instead is not visited.
+        landed = urlsplit(page.url)
+        if (landed.path, landed.query) != (urlsplit(path).path, urlsplit(path).query):
+            problems.setdefault(label, []).append(f"redirected to {page.url}")
         _check(page, axe, label, problems)
 
     urls = page_urls(seeded)
