@@ -189,7 +189,8 @@ class ConversationPage(Schema):
 
 
 class RebuildIn(Schema):
-    layers: list[Annotated[str, Field(max_length=40)]] | None = Field(
+    # A layer's name is lower-case words: nothing else is echoed back in an error.
+    layers: list[Annotated[str, Field(max_length=40, pattern=r"^[a-z][a-z_]*$")]] | None = Field(
         None, min_length=1, max_length=20,
         description="The layers to rebuild, e.g. memories (default: every layer that can be: interactions, entities, "
                     "memories, concepts).")
