@@ -288,10 +288,10 @@ def near_duplicate(*, workspace_id: int, type_: str, embedding, exclude_id: int 
         near = sorted((distance, pk) for pk, distance in cursor.fetchall() if distance <= most)
     if not near:
         return None
-    found = Memory.objects.only("id", "text").in_bulk([pk for _, pk in near])
+    found = Memory.objects.in_bulk([pk for _, pk in near])  # one read for the few candidates
     for _, pk in near:
         if pk in found and (text is None or not rules.values_differ(text, found[pk].text)):
-            return Memory.objects.filter(pk=pk).first()
+            return found[pk]
     return None
 
 
