@@ -15,7 +15,6 @@ from collections.abc import Callable
 
 from django.db import connection
 
-from context import traits
 from conversations import search as conversations_search
 from core import layers
 from core import search as hybrid
@@ -62,24 +61,14 @@ def _kind_hits(cursor, filters: hybrid.Filters, kind: str, plan: tuple[str, list
     return list(hybrid.ranked(spec.hits(cursor, ids), dense, lexical).values()) if ids else []
 
 
-def query_lexemes(cursor, query: str, unworded: list[str]) -> list[str]:
-    """The query's words for the full-text searches, less those of the `unworded` names
-    (the people a question about traits is about: context.traits.without_names)."""
-    lexemes = hybrid.lexemes_of(cursor, query)
-    if not unworded:
-        return lexemes
-    return traits.without_names(lexemes, hybrid.lexemes_of(cursor, " ".join(unworded)))
-
-
 def search(filters: hybrid.Filters, query: str, vector: Callable[[], list[float]] | list[float], *,
-           kinds: tuple[str, ...] = KINDS, named: list[int] = (), unworded: list[str] = (),
+           kinds: tuple[str, ...] = KINDS, named: list[int] = (),
            meanwhile: Callable[[], None] | None = None, parallel: bool = False) -> list[hybrid.Hit]:
     """Every kind's dense and lexical neighbours of the query, as hits with their ranks.
     `vector`: the query's embedding, or a callable that waits for it: every full-text search
     runs first, so the embedding can be computed meanwhile (a callable with a `start()`
     method is told when they begin). `named`: the ids of the entities
-    the query names (their relationships are candidates too). `unworded`: names whose words
-    the full-text searches leave out (query_lexemes). `meanwhile`: work of the
+    the query names (their relationships are candidates too). `meanwhile`: work of the
     caller's that needs no vector, run after the full-text searches while the query may
     still be embedding. `parallel`: search PARALLEL_KINDS on a helper thread's connection
     at the same time, in this transaction's snapshot (exported; the caller must be in a
@@ -89,7 +78,7 @@ def search(filters: hybrid.Filters, query: str, vector: Callable[[], list[float]
     literal = functools.cache(lambda: hybrid.vector_literal(vector() if callable(vector) else vector))
     with connection.cursor() as cursor:
         hybrid.prepare(cursor)
-        lexemes = query_lexemes(cursor, query, unworded)
+        lexemes = hybrid.lexemes_of(cursor, query)
         if hasattr(vector, "start"):
             vector.start()  # embedding from now on, beside the full-text searches
         helper = None

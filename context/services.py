@@ -26,7 +26,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from context import concepts as concept_rules
-from context import packing, retrieval, scoring, traits
+from context import packing, retrieval, scoring
 from context.models import ConceptLink, PackLog
 from conversations.search import summary_sources
 from conversations.selectors import interaction_contents
@@ -35,7 +35,7 @@ from core.providers import get_embedder, get_token_counter
 from core import selectors as core_selectors
 from core.search import MEMORY_TYPES, Filters, Hit
 from core.services import Actor
-from entities.search import entities_named, people_among
+from entities.search import entities_named
 from entities.selectors import facts_of
 from gaps import selectors as gap_selectors
 from memory import selectors as memory_selectors
@@ -239,7 +239,6 @@ def ranked(request: RecallRequest, *, meanwhile: Callable[[list[int]], object] |
         named = entities_named(request.workspace_id, request.query)
         entity_ids = sorted({pk for pk, _ in named} | ({request.entity_id} if request.entity_id else set()))
         hits = retrieval.search(filters, request.query, embedding, kinds=kinds, named=[pk for pk, _ in named],
-                                unworded=_trait_subjects(request.workspace_id, request.query, named),
                                 meanwhile=while_embedding, parallel=parallel)
     links = found["links"]
     query = scoring.Query(text=request.query, concepts=query_concepts, entity_ids=frozenset(entity_ids),
@@ -254,15 +253,6 @@ def ranked(request: RecallRequest, *, meanwhile: Callable[[list[int]], object] |
     # The tail keeps its first scores: nothing about them changed.
     return Ranking([(by_key[s.candidate.key], s) for s in (*head, *first[CONCEPT_DEPTH:])], entity_ids,
                    found.get("meanwhile"), embedding)
-
-
-def _trait_subjects(workspace_id: int, query: str, named: list[tuple[int, str]]) -> list[str]:
-    """The names of the people a question about what someone is like is about (issue 22
-    part 2, context.traits): the full-text searches leave their words out."""
-    if not named or not traits.trait_question(query):
-        return []
-    people = people_among(workspace_id, [pk for pk, _ in named])
-    return [name for pk, name in named if pk in people]
 
 
 def _time_range(query: str, now: datetime):

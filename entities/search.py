@@ -146,16 +146,6 @@ def entities_named(workspace_id: int, query: str) -> list[tuple[int, str]]:
             if any(n.casefold() in lowered for n in [name, name.split(" ")[0], *aliases])]
 
 
-def people_among(workspace_id: int, entity_ids: list[int]) -> set[int]:
-    """Those of the workspace's entities who are people (the kind "person")."""
-    if not entity_ids:
-        return set()
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT id FROM entities_entity WHERE workspace_id = %s AND id = ANY(%s) AND kind = 'person'",
-                       [workspace_id, list(entity_ids)])
-        return {row[0] for row in cursor.fetchall()}
-
-
 # What this layer offers to recall, in this order.
 SEARCH_KINDS = {
     "entity": SearchKind("entities_entity", "e", entity_filters, entity_hits),
