@@ -291,3 +291,36 @@ def test_a_decision_someone_else_made_names_a_human_time(client, teammate, targe
     assert again.status_code == 409 and "already approved by" in text
     assert re.search(r"by user:tomas (just now|\d+ seconds? ago) \(\d+ \w{3} \d{4} \d\d:\d\d UTC\)\.$", text), text
     assert not re.search(r"\d{4}-\d\d-\d\dT\d\d:", text)  # no raw ISO timestamp
+
+
+def test_chip_counts_from_one_scan_equal_a_group_by_per_chip(workspace, targets):
+    """pending_facets counts (kind, rule, type) once and sums per chip in Python: the same
+    numbers as one GROUP BY per chip under the other chosen filters, for every combination
+    of chosen values (and values nothing matches, listed with 0)."""
+    from dataclasses import replace
+
+    from django.db.models import Count
+
+    from review import selectors
+
+    pending = ReviewItem.objects.filter(workspace=workspace, status="pending")
+    assert pending.values("kind").distinct().count() >= 5
+    kinds = [None, "memory", "entity", "absent"]
+    rules = [None, "preference.favorite", "rule:tool.named", "absent"]
+    types = [None, *pending.exclude(item_type="").values_list("item_type", flat=True).distinct()[:2], "absent"]
+    checked = 0
+    for kind in kinds:
+        for rule in rules:
+            for item_type in types:
+                f = selectors.ItemFilter(kind=kind, rule=rule, item_type=item_type)
+                got = selectors.pending_facets(workspace=workspace, filters=f)
+                for chip, attr, limit in (("kind", "kind", None), ("rule", "rule", 12), ("type", "item_type", 12)):
+                    rows = selectors.review_items(workspace=workspace, filters=replace(f, **{attr: None}))
+                    expected = dict(rows.order_by().values_list(attr).annotate(n=Count("id")))
+                    if getattr(f, attr) is not None:
+                        expected.setdefault(getattr(f, attr), 0)
+                    assert dict(got[chip]) == expected, (chip, kind, rule, item_type)
+                    counts = [n for _, n in got[chip]]
+                    assert counts == sorted(counts, reverse=True)  # most first; a chosen value with 0 last
+                    checked += 1
+    assert checked == len(kinds) * len(rules) * len(types) * 3
