@@ -6,7 +6,11 @@ every kind of object:
   critical violation, at 1280 px and at 390 px;
 - at a 390x844 viewport no page is wider than the screen;
 - a screenshot of every page at both widths is kept under var/screenshots/every-page/
-  (var/ is gitignored).
+  (var/ is gitignored);
+- at 1280 px, every action is reachable by keyboard with a visible focus (tests/keyboard.py):
+  Tab reaches every visible control in order, each showing a focus indicator, with no trap;
+  nothing acts on the mouse only; floating menus and dialogs opened by keys close with
+  Escape and hand the focus back (KEYBOARD_DIALOGS says how each dialog is opened).
 
 The pages come from the urlconf (django.urls.get_resolver), not from a list kept by hand:
 every named pattern outside the admin and the API must be in PAGES (visited) or in NOT_PAGES
@@ -36,6 +40,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.urls.converters import IntConverter, UUIDConverter
 
 from tests.helpers import CHROMIUM, SHOTS, ApiClient, log_in
+from tests.keyboard import KEYBOARD_INIT, dialog_problems, keyboard_problems, tab_problems
 
 needs_chromium = pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="make test installs Debian's chromium")
 
@@ -119,6 +124,47 @@ OPENED: dict[str, dict[str, Callable]] = {
                "merge dialog": lambda page: _open_a_merge_dialog(page)},
     "api-keys": {"key created": lambda page: _create_a_key(page)},  # the page that shows a key once
 }
+
+
+# Every <dialog> of a page, by selector: the element to focus (a JS expression) and the key
+# that then opens it. Each is opened so, tabbed through, and closed with Escape. A page with a
+# dialog not listed here fails the keyboard check; one whose opener is absent (the bulk dialog
+# when every match is on the page) cannot be opened at all, by keys or mouse, and is passed over.
+KEYBOARD_DIALOGS: dict[str, dict[str, tuple[str, str]]] = {
+    "review": {
+        "#shortcuts": ("document.querySelector('#queue article.item.current') || document.body", "?"),
+        "dialog.merge-confirm": ("document.querySelector('button.merge-into')", "Enter"),
+        "#bulk-matching": ("document.getElementById('select-matching')", "Enter"),
+    },
+}
+
+
+def _keyboard_check(page, name: str, label: str, keyboard: dict[str, list[str]]) -> int:
+    """The keyboard check of tests/keyboard.py, at 1280 px, on the page as loaded; how many
+    controls Tab reached."""
+    page.set_viewport_size(DESKTOP)
+    page.wait_for_load_state("networkidle")
+    reached, found = keyboard_problems(page)
+    dialogs = KEYBOARD_DIALOGS.get(name, {})
+    for selector, (opener, key) in dialogs.items():
+        if page.locator(selector).count():
+            found += dialog_problems(page, opener, key, selector)
+    unchecked = page.evaluate("selectors => [...document.querySelectorAll('dialog')]"
+                              ".filter(d => !selectors.some(s => d.matches(s))).map(d => d.outerHTML.slice(0, 120))",
+                              list(dialogs))
+    found += [f"a dialog no keyboard check opens (add it to KEYBOARD_DIALOGS): {html}" for html in unchecked]
+    if found:
+        keyboard.setdefault(label, []).extend(found)
+    return reached
+
+
+def _tab_check(page, label: str, keyboard: dict[str, list[str]]) -> int:
+    """Tab through a widget opened on its page (menus, a dialog), at 1280 px."""
+    page.set_viewport_size(DESKTOP)
+    _, steps, found = tab_problems(page)
+    if found:
+        keyboard.setdefault(label, []).extend(found)
+    return len({step["kb"] for step in steps if step["kb"] is not None})
 
 
 def _open_a_merge_dialog(page) -> None:
@@ -388,12 +434,23 @@ def test_every_page_passes_axe_and_fits_a_phone(browser, live_server, owner, wor
     seeded_in = time.monotonic() - started
     SHOT_DIR.mkdir(parents=True, exist_ok=True)
     context = browser.new_context(base_url=live_server.url, viewport=DESKTOP)
+    context.add_init_script(KEYBOARD_INIT)
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(f"{page.url}: {exc}"))
     axe = Axe()
     problems: dict[str, list[str]] = {}
     statuses: dict[str, int] = {}
+    keyboard: dict[str, list[str]] = {}
+    reached: dict[str, int] = {}
+    keyboard_seconds = 0.0
+
+    def check_keyboard(label: str, check: Callable) -> None:
+        nonlocal keyboard_seconds
+        began = time.monotonic()
+        reached[label] = check()
+        keyboard_seconds += time.monotonic() - began
+        print(f"keyboard: {label}: {reached[label]} controls reached, {len(keyboard.get(label, []))} problems")
 
     def visit(label: str, path: str, status: int = 200) -> None:
         response = page.goto(path)
@@ -405,6 +462,7 @@ def test_every_page_passes_axe_and_fits_a_phone(browser, live_server, owner, wor
         if (landed.path, landed.query) != (urlsplit(path).path, urlsplit(path).query):
             problems.setdefault(label, []).append(f"redirected to {page.url}")
         _check(page, axe, label, problems)
+        check_keyboard(label, lambda: _keyboard_check(page, label.split("[")[0].split("?")[0], label, keyboard))
 
     urls = page_urls(seeded)
     login = [path for label, path in urls if label == "login"]
@@ -418,6 +476,7 @@ def test_every_page_passes_axe_and_fits_a_phone(browser, live_server, owner, wor
             page.wait_for_load_state("networkidle")
             open_it(page)
             _check(page, axe, f"{label} ({state})", problems)
+            check_keyboard(f"{label} ({state})", lambda: _tab_check(page, f"{label} ({state})", keyboard))
     visit("404 (real)", "/w/acme/no-such-page/", status=404)
     visit("403 (real)", "/w/globex/keys/", status=403)
     for template in ERROR_TEMPLATES:
@@ -428,8 +487,15 @@ def test_every_page_passes_axe_and_fits_a_phone(browser, live_server, owner, wor
     context.close()
     swept_in = time.monotonic() - started - seeded_in
     print(f"\nseeded in {seeded_in:.1f} s; swept {len(statuses)} pages and "
-          f"{sum(map(len, OPENED.values()))} opened widgets at 2 widths in {swept_in:.1f} s")
+          f"{sum(map(len, OPENED.values()))} opened widgets at 2 widths in {swept_in:.1f} s, of which "
+          f"{keyboard_seconds:.1f} s the keyboard check ({sum(reached.values())} controls reached by Tab)")
     report = "\n".join(f"{label}:\n  " + "\n  ".join(found) for label, found in problems.items())
     (SHOT_DIR / "problems.txt").write_text(report + "\n")
+    keys = "\n".join(f"{label}:\n  " + "\n  ".join(found) for label, found in keyboard.items())
+    (SHOT_DIR / "keyboard.txt").write_text(keys + "\n")
     assert not problems, f"{len(problems)} pages with problems:\n{report}"
+    assert not keyboard, f"{len(keyboard)} pages a keyboard user trips over:\n{keys}"
+    # Not a vacuous walk: every page has controls (the navigation, at least) and Tab got to
+    # them, but the 500 page, plain HTML on purpose (it must render when nothing else does).
+    assert [label for label, n in reached.items() if not n] == ["template 500.html"], reached
     assert not errors, errors
