@@ -13,8 +13,8 @@ import pytest
 
 from conversations.models import RebuildJob
 from conversations.rebuild import rebuild_run, rebuild_start
-from gaps.services import _recount
 from gaps.models import CapabilityGap, GapEvidence, SinkDelivery
+from gaps.services import _recount
 from review.models import ReviewItem
 from tests.gaps.test_api import ASKED_THREE_WAYS, T0, log_exchange, process
 from tests.trackers.tracker_server import GITHUB_PROJECT, TOKEN, TrackerServer
