@@ -13,7 +13,11 @@ A RebuildJob records the run, so it is idempotent and resumable:
    held, then one transaction that locks the job row, checks the cursor has not moved
    (another runner did this batch), writes, and moves the cursor. A kill anywhere loses
    at most the batch in flight, which the next run does again; nothing is written twice;
-3. done — status ok; the messages that arrived meanwhile are handed to the worker.
+   Then each chosen layer's `rederive` (what is derived per conversation, not per message:
+   summaries, which are immutable and get a superseding version where they now differ),
+   step by step past a cursor in the job's report;
+3. done — status ok; the messages that arrived meanwhile are handed to the worker, and the
+   identity-link scan runs for the workspace.
 
 Messages logged during a rebuild wait in the backlog (services._claim skips a workspace
 with an unfinished rebuild, conversations_quiet_past its episode tails) and are derived
