@@ -25,6 +25,7 @@ from core.archive.writing import workspace_export
 from core.models import ArchiveJob, ImportProgress
 from core.services import workspace_create
 from core.tasks import archive_resume_stale
+from mnemo.celery import app
 from tests.core.test_archive import LINES, ROOT, _import_lock_held, _waiting_on_a_lock, normalised, seed
 from tests.helpers import assert_error, database_url, wait_for
 
@@ -69,28 +70,32 @@ def _killed_mid_way(job_id: str, copy, tmp_path, during) -> None:
     assert wait_for(lambda: not _import_lock_held(copy.pk) and import_lock_free(job_id), timeout=60)
 
 
-def test_an_api_import_killed_with_its_worker_is_resumed_by_beat(workspace, make_key, tmp_path, settings,
-                                                                  eager_tasks):
+def _interrupted(workspace, make_key, tmp_path, settings, during=lambda admin, job_id: None):
+    """The workspace exported, uploaded into a new one through the API by an admin key, and
+    its import killed mid-way in a worker process. Returns (admin client, copy, job id, archive)."""
     settings.MNEMO_ARCHIVE_DIR = str(tmp_path / "archives")
     seed(workspace)
     source = tmp_path / "a.zip"
     workspace_export(workspace=workspace, path=source)
     copy = workspace_create(name="Copy", slug="copy")
-    _, key = make_key(copy, scopes="admin", name="importer")
-    admin = Client(HTTP_AUTHORIZATION=f"Bearer {key}")
-    settings.CELERY_TASK_ALWAYS_EAGER = False  # the upload's task is the worker process below
-    from mnemo.celery import app
-
-    app.conf.task_always_eager = False
+    admin = Client(HTTP_AUTHORIZATION=f"Bearer {make_key(copy, scopes='admin', name='importer')[1]}")
+    # The upload's task is the worker process, not this one; what is enqueued later runs here.
+    app.conf.task_always_eager = settings.CELERY_TASK_ALWAYS_EAGER = False
     job_id = _upload(admin, source)
     app.conf.task_always_eager = settings.CELERY_TASK_ALWAYS_EAGER = True
+    _killed_mid_way(job_id, copy, tmp_path, lambda: during(admin, job_id))
+    return admin, copy, job_id, source
 
-    def while_alive():
-        # A live run is never started a second time, by beat or by a person.
-        assert archive_jobs_resume_stale() == []
-        assert_error(admin.post(f"/api/v1/import/{job_id}/resume"), 409, "not_resumable")
 
-    _killed_mid_way(job_id, copy, tmp_path, while_alive)
+def _while_alive(admin, job_id):
+    # A live run is never started a second time, by beat or by a person.
+    assert archive_jobs_resume_stale() == []
+    assert_error(admin.post(f"/api/v1/import/{job_id}/resume"), 409, "not_resumable")
+
+
+def test_an_api_import_killed_with_its_worker_is_resumed_by_beat(workspace, make_key, tmp_path, settings,
+                                                                  eager_tasks):
+    admin, copy, job_id, source = _interrupted(workspace, make_key, tmp_path, settings, during=_while_alive)
     assert admin.get(f"/api/v1/import/{job_id}").json()["status"] == "running"
     assert 0 < Interaction.objects.filter(workspace=copy).count()
     assert ImportProgress.objects.filter(workspace=copy).exists()
@@ -111,22 +116,10 @@ def test_an_api_import_killed_with_its_worker_is_resumed_by_beat(workspace, make
     assert_error(admin.post(f"/api/v1/import/{job_id}/resume"), 409, "not_resumable")  # finished
 
 
-def test_an_admin_resumes_an_import_and_others_cannot(workspace, other_workspace, make_key, tmp_path, settings,
-                                                      eager_tasks, outsider_api):
-    settings.MNEMO_ARCHIVE_DIR = str(tmp_path / "archives")
-    seed(workspace)
-    source = tmp_path / "a.zip"
-    workspace_export(workspace=workspace, path=source)
-    copy = workspace_create(name="Copy", slug="copy")
-    _, key = make_key(copy, scopes="admin", name="importer")
-    _, writer = make_key(copy, scopes="read,write", name="writer")
-    admin, member = Client(HTTP_AUTHORIZATION=f"Bearer {key}"), Client(HTTP_AUTHORIZATION=f"Bearer {writer}")
-    from mnemo.celery import app
-
-    app.conf.task_always_eager = settings.CELERY_TASK_ALWAYS_EAGER = False
-    job_id = _upload(admin, source)
-    app.conf.task_always_eager = settings.CELERY_TASK_ALWAYS_EAGER = True
-    _killed_mid_way(job_id, copy, tmp_path, lambda: None)
+def test_an_admin_resumes_an_import_and_others_cannot(workspace, make_key, tmp_path, settings, eager_tasks,
+                                                      outsider_api):
+    admin, copy, job_id, _ = _interrupted(workspace, make_key, tmp_path, settings)
+    member = Client(HTTP_AUTHORIZATION=f"Bearer {make_key(copy, scopes='read,write', name='writer')[1]}")
     # A worker error that kept the progress: failed, and beat leaves it to a person.
     ArchiveJob.objects.filter(pk=job_id).update(status="failed", report={"error": "OperationalError: the job failed"})
     assert archive_jobs_resume_stale() == []
@@ -147,19 +140,7 @@ def test_an_admin_resumes_an_import_and_others_cannot(workspace, other_workspace
 
 def test_abandoning_with_the_command_fails_the_job_so_nothing_resumes_it(workspace, make_key, tmp_path, settings,
                                                                         eager_tasks):
-    settings.MNEMO_ARCHIVE_DIR = str(tmp_path / "archives")
-    seed(workspace)
-    source = tmp_path / "a.zip"
-    workspace_export(workspace=workspace, path=source)
-    copy = workspace_create(name="Copy", slug="copy")
-    _, key = make_key(copy, scopes="admin", name="importer")
-    admin = Client(HTTP_AUTHORIZATION=f"Bearer {key}")
-    from mnemo.celery import app
-
-    app.conf.task_always_eager = settings.CELERY_TASK_ALWAYS_EAGER = False
-    job_id = _upload(admin, source)
-    app.conf.task_always_eager = settings.CELERY_TASK_ALWAYS_EAGER = True
-    _killed_mid_way(job_id, copy, tmp_path, lambda: None)
+    admin, copy, job_id, _ = _interrupted(workspace, make_key, tmp_path, settings)
 
     call_command("import_workspace", "--into", "copy", "--abandon", stderr=io.StringIO())
 
