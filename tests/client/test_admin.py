@@ -47,7 +47,7 @@ def test_rebuild_refusals(admin, mnemo, outsider, workspace):
         outsider.get_rebuild(str(waiting.id))
     with pytest.raises(InvalidRequest):
         admin.get_rebuild("not-a-uuid")
-    RebuildJob.objects.filter(pk=waiting.pk).update(status="ok")
+    RebuildJob.objects.filter(pk=waiting.id).update(status="ok")
     for layers in (["Memories!"], ["webhooks"], []):
         with pytest.raises(InvalidRequest):
             admin.rebuild(layers)

@@ -40,7 +40,7 @@ def unembedded(workspace) -> dict[str, int]:
 
 def make_work(workspace, api_client) -> None:
     """One of each thing waiting for an embedding, as an import leaves them."""
-    assert api_client.post("/memories", {"type": "semantic", "text": f"{workspace.name} uses Postgres."}
+    assert api_client.post("/memories", {"type": "fact", "text": f"{workspace.name} uses Postgres."}
                            ).status_code == 201
     entity_create(workspace=workspace, kind="project", name=f"{workspace.name} billing", actor=SYSTEM)
     assert api_client.post("/gaps", {"description": f"Export {workspace.name} invoices as PDF"}).status_code == 201
@@ -78,7 +78,7 @@ def test_the_embed_pending_jobs_leave_a_workspace_being_imported_alone(workspace
 
 
 def failed_decision(workspace, what: str) -> None:
-    record = decisions.decision_record(workspace=workspace, description=what, confidence=0.8, chosen=what)
+    record = decisions.decision_record(workspace=workspace, description=what, confidence=0.8)
     decisions.decision_record_outcome(decision=record, outcome="failure", result="it broke")
 
 
