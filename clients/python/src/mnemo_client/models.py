@@ -593,7 +593,8 @@ class GapPage(_Out):
 
 # --- administration: rebuild from the log, export and import (admin keys) -------------------------
 
-class RebuildIn(_In):
+class RebuildIn(BaseModel):
+    # The server's RebuildIn does not forbid unknown fields (ninja's default): nor does this.
     layers: list[str] | None = None
 
 
