@@ -3,6 +3,7 @@
 their entity on a merge."""
 
 from conversations import archive, erasure, search, selectors, services
+from conversations.resummarise import summaries_rederive
 from core.layers import Layer
 
 LAYER = Layer(
@@ -15,6 +16,7 @@ LAYER = Layer(
     move=erasure.log_move,
     restore=erasure.log_restore,
     reset=services.interactions_index_forget,
+    rederive=summaries_rederive,
     pending={
         "interactions": selectors.interactions_unprocessed_count,
         "conversation summaries": selectors.summaries_due_count,

@@ -182,6 +182,9 @@ class ConversationSummary(models.Model):
     pending_actions = models.JSONField(default=list)
     supersedes = models.OneToOneField("self", null=True, blank=True, on_delete=models.PROTECT, related_name="superseded_by")
     made_by = models.CharField(max_length=80, help_text='"extractive" or "llm:<prompt version>"')
+    # 0: the worker's summary of a new range. A rebuild from the log that derives the same
+    # range differently supersedes it with revision + 1 (conversations.resummarise).
+    revision = models.PositiveIntegerField(default=0, db_default=0)
     created_at = models.DateTimeField(default=timezone.now)
     # Full-text search over summaries (recall): generated, so the row stays as written.
     search = models.GeneratedField(
@@ -194,8 +197,9 @@ class ConversationSummary(models.Model):
         verbose_name_plural = "conversation summaries"
         ordering = ["created_at", "id"]
         constraints = [
-            # Summarising is idempotent: one summary per conversation and last interaction.
-            models.UniqueConstraint(fields=["conversation", "source_last"], name="summary_unique_range_end"),
+            # Summarising is idempotent: one summary per conversation, last interaction and
+            # revision (a rebuild's new version of a range is the next revision).
+            models.UniqueConstraint(fields=["conversation", "source_last", "revision"], name="summary_unique_range_end"),
         ]
         indexes = [GinIndex(fields=["search"], name="summary_search_gin")]
 

@@ -13,7 +13,11 @@ A RebuildJob records the run, so it is idempotent and resumable:
    held, then one transaction that locks the job row, checks the cursor has not moved
    (another runner did this batch), writes, and moves the cursor. A kill anywhere loses
    at most the batch in flight, which the next run does again; nothing is written twice;
-3. done — status ok; the messages that arrived meanwhile are handed to the worker.
+   Then each chosen layer's `rederive` (what is derived per conversation, not per message:
+   summaries, which are immutable and get a superseding version where they now differ),
+   step by step past a cursor in the job's report;
+3. done — status ok; the messages that arrived meanwhile are handed to the worker, and the
+   identity-link scan runs for the workspace.
 
 Messages logged during a rebuild wait in the backlog (services._claim skips a workspace
 with an unfinished rebuild, conversations_quiet_past its episode tails) and are derived
@@ -39,7 +43,14 @@ from django.db.models import Exists, Max, OuterRef, QuerySet
 from django.utils import timezone
 
 from conversations.models import Interaction, InteractionBacklog, RebuildJob
-from conversations.services import PROCESS_CHUNK, _enqueue_processing, layers_after_write, layers_prepare, layers_write
+from conversations.services import (
+    PROCESS_CHUNK,
+    _enqueue_identity_links,
+    _enqueue_processing,
+    layers_after_write,
+    layers_prepare,
+    layers_write,
+)
 from core.concurrency import lock_workspaces, retry_on_conflict
 from core.errors import Conflict
 from core.jobs import job_run
@@ -126,8 +137,10 @@ def rebuild_run(*, job_id, progress: Progress | None = None, batch_size: int = P
                 if progress is not None:
                     job = RebuildJob.objects.get(pk=job.pk)
                     progress(job.done, job.total)
+            _rederive(job.pk, chosen, batch_size)
             job = _finish(job.pk)
             counts.update(job.report.get("forgotten", {}))
+            counts.update(job.report.get("rederived", {}))
             counts["interactions"] = job.done
     except BaseException as exc:
         RebuildJob.objects.filter(pk=job.pk).exclude(status=RebuildJob.Status.OK).update(
@@ -203,6 +216,36 @@ def _write(job_id, cursor: int, ids: list[int], drafts: dict, chosen: list[Layer
     return interactions
 
 
+def _rederive(job_id, chosen: list[Layer], batch_size: int) -> None:
+    """Phase 2, after the log: each chosen layer's `rederive` (summaries), step by step past
+    a cursor kept in the job's report, so a killed rebuild goes on from the last step."""
+    for layer in chosen:
+        if layer.rederive is None:
+            continue
+        while True:
+            job = RebuildJob.objects.get(pk=job_id)
+            cursors = job.report.get("rederive_cursors", {})
+            after = cursors.get(layer.name, 0)
+            if job.phase != RebuildJob.Phase.DERIVE or after is None:
+                break
+            last, counts = layer.rederive(job.workspace_id, after, batch_size)
+            _rederive_step(job_id, layer.name, after, last, counts)
+
+
+@transaction.atomic
+def _rederive_step(job_id, name: str, after: int, last: int | None, counts: dict[str, int]) -> None:
+    job = RebuildJob.objects.select_for_update().get(pk=job_id)
+    cursors = job.report.get("rederive_cursors", {})
+    if cursors.get(name, 0) != after:
+        return  # another runner took this step
+    totals = job.report.get("rederived", {})
+    for what, n in counts.items():
+        totals[what] = totals.get(what, 0) + n
+    job.report = {**job.report, "rederive_cursors": {**cursors, name: last}, "rederived": totals}
+    job.updated_at = timezone.now()
+    job.save(update_fields=["report", "updated_at"])
+
+
 @transaction.atomic
 def _finish(job_id) -> RebuildJob:
     job = RebuildJob.objects.select_for_update().get(pk=job_id)
@@ -216,6 +259,9 @@ def _finish(job_id) -> RebuildJob:
                        .values_list("interaction_id", flat=True))
         if waiting:
             transaction.on_commit(lambda: _enqueue_processing(waiting), robust=True)
+        # The entities may have changed: identity links are proposed again for the workspace
+        # (the periodic scan's work, bounded the same way), not in a quarter of an hour.
+        transaction.on_commit(lambda: _enqueue_identity_links(job.workspace_id), robust=True)
     return job
 
 

@@ -193,7 +193,7 @@ class RebuildIn(Schema):
     layers: list[Annotated[str, Field(max_length=40, pattern=r"^[a-z][a-z_]*$")]] | None = Field(
         None, min_length=1, max_length=20,
         description="The layers to rebuild, e.g. memories (default: every layer that can be: interactions, entities, "
-                    "memories, concepts).")
+                    "memories, concepts, gaps).")
 
 
 class RebuildOut(Schema):

@@ -352,6 +352,12 @@ def _enqueue_processing(ids: list[int]) -> None:
         process_interactions.apply_async((ids[start:start + PROCESS_CHUNK],), countdown=delay or None)
 
 
+def _enqueue_identity_links(workspace_id: int) -> None:
+    from conversations.tasks import suggest_identity_links
+
+    suggest_identity_links.delay(workspace_id)
+
+
 def _enqueue_summary(conversation_id: int) -> None:
     from conversations.tasks import summarise_conversation
 
@@ -524,6 +530,18 @@ def _turns(interactions) -> list[Turn]:
                  occurred_at=i.occurred_at) for i in interactions]
 
 
+def summary_compose(interactions, *, previous: str | None):
+    """(draft, made_by): a summary of `interactions` carrying `previous` forward, by the LLM
+    when one is configured, else extractive. No transaction: an LLM may take seconds."""
+    turns = _turns(interactions)
+    llm = get_llm()
+    if llm is not None:
+        from conversations.llm import llm_summarise
+
+        return llm_summarise(llm, turns, previous_summary=previous)
+    return summarise(turns, previous_summary=previous), "extractive"
+
+
 def conversation_summarise(*, conversation_id: int) -> ConversationSummary | None:
     """Write a new summary covering the conversation up to its latest interaction, which
     supersedes the current one. Returns None when the current summary is up to date.
@@ -543,15 +561,7 @@ def conversation_summarise(*, conversation_id: int) -> ConversationSummary | Non
     new = list(new[: settings.MNEMO_SUMMARY_MAX_TURNS])
     if not new:
         return None
-    turns = _turns(new)
-    previous = current.text if current is not None else None
-    llm = get_llm()
-    if llm is not None:
-        from conversations.llm import llm_summarise
-
-        draft, made_by = llm_summarise(llm, turns, previous_summary=previous)
-    else:
-        draft, made_by = summarise(turns, previous_summary=previous), "extractive"
+    draft, made_by = summary_compose(new, previous=current.text if current is not None else None)
     first_pk = current.source_first_id if current is not None else new[0].pk
     count = (current.source_count if current is not None else 0) + len(new)
     with transaction.atomic():
@@ -677,12 +687,24 @@ def identity_links_suggest(*, workspace: Workspace) -> int:
                                  conversation_keys=selectors.entity_conversation_keys(workspace=workspace))
 
 
+def workspaces_index_missing(*, limit: int = 100) -> list[int]:
+    """Workspaces holding interactions with neither an index row nor a backlog row (an
+    imported log to embed whose task was lost), not being imported or rebuilt."""
+    waiting = InteractionBacklog.objects.filter(interaction_id=OuterRef("pk"))
+    rebuilding = RebuildJob.objects.filter(status__in=RebuildJob.UNFINISHED).values("workspace_id")
+    return list(Interaction.objects.filter(index__isnull=True).exclude(Exists(waiting))
+                .exclude(workspace_id__in=workspaces_importing()).exclude(workspace_id__in=rebuilding)
+                .order_by().values_list("workspace_id", flat=True).distinct()[:limit])
+
+
 def interactions_index_missing(*, workspace_id: int, batch_size: int = PROCESS_CHUNK) -> int:
     """Embed interactions that have neither an index row nor a backlog row: an imported log
     whose vectors came from another embedding model (core.archive). Only the embedding: what
     derives from them came with the archive. Returns how many it embedded."""
     if RebuildJob.objects.filter(workspace_id=workspace_id, status__in=RebuildJob.UNFINISHED).exists():
         return 0  # a rebuild embeds them again itself, in order (conversations.rebuild)
+    if workspaces_importing().filter(workspace_id=workspace_id).exists():
+        return 0  # the import's last batch has not committed: the workspace is not usable yet
     waiting = InteractionBacklog.objects.filter(interaction_id=OuterRef("pk"))
     interactions = list(Interaction.objects.filter(workspace_id=workspace_id, index__isnull=True)
                         .exclude(Exists(waiting)).order_by("id")[:batch_size])

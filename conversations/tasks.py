@@ -56,18 +56,29 @@ def drain_backlog() -> int:
 
 
 @shared_task(name="conversations.suggest_identity_links", acks_late=True)
-def suggest_identity_links() -> int:
-    """Beat: propose identity links in every workspace, for people to accept or reject."""
-    return sum(services.identity_links_suggest(workspace=workspace)
-               for workspace in Workspace.objects.exclude(pk__in=workspaces_importing()))
+def suggest_identity_links(workspace_id: int | None = None) -> int:
+    """Beat: propose identity links in every workspace, for people to accept or reject;
+    with `workspace_id`, in that one (after a rebuild). Idempotent: a pair proposed before
+    is not proposed again."""
+    workspaces = Workspace.objects.exclude(pk__in=workspaces_importing())
+    if workspace_id is not None:
+        workspaces = workspaces.filter(pk=workspace_id)
+    return sum(services.identity_links_suggest(workspace=workspace) for workspace in workspaces)
 
 
 @shared_task(name="conversations.index_missing", acks_late=True)
-def index_missing(workspace_id: int) -> int:
-    """After an import whose vectors came from another embedding model: embed its log."""
-    done = 0
-    while (batch := services.interactions_index_missing(workspace_id=workspace_id)) > 0:
-        done += batch
+def index_missing(workspace_id: int | None = None, max_batches: int | None = None) -> int:
+    """After an import whose vectors came from another embedding model: embed its log.
+    Without a workspace (beat): every workspace whose import's task was lost, at most
+    `max_batches` batches a run (the next run goes on)."""
+    ids = [workspace_id] if workspace_id is not None else services.workspaces_index_missing()
+    done = batches = 0
+    for pk in ids:
+        while max_batches is None or batches < max_batches:
+            batch = services.interactions_index_missing(workspace_id=pk)
+            if not batch:
+                break
+            done, batches = done + batch, batches + 1
     return done
 
 

@@ -106,6 +106,20 @@ def post_import(request: HttpRequest, archive: File[UploadedFile]):
     return Status(202, job)
 
 
+@router.post("/import/{job_id}/resume", response={202: ArchiveJobOut}, auth=require("admin", during_import=True),
+             summary="Resume an import whose worker stopped, from its last committed batch",
+             description="For an import left running by a worker that was killed, or failed with its progress kept; "
+                         "beat also resumes the first kind within minutes. 409 while it is still running, when it "
+                         "finished, or when there is nothing to resume (a refused archive keeps nothing).")
+def post_import_resume(request: HttpRequest, job_id: UUID):
+    job = _job(request, job_id, ArchiveJob.Kind.IMPORT)
+    if not services.archive_import_resume_start(job=job, actor=Actor.for_api_key(request.auth)):
+        raise ApiError(status=409, code="not_resumable",
+                       message=f"The import is {job.status}: it is still running, finished, or has nothing to resume.")
+    job.refresh_from_db()
+    return Status(202, job)
+
+
 @router.get("/import/{job_id}", response=ArchiveJobOut, auth=require("admin", during_import=True), summary="An import's state")
 def get_import(request: HttpRequest, job_id: UUID):
     return _job(request, job_id, ArchiveJob.Kind.IMPORT)

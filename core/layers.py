@@ -83,6 +83,11 @@ class Layer:
     # What a person approved, edited, rejected or merged stays, and `write` must not
     # propose a rejected claim again. A layer without it is left alone by a rebuild.
     reset: Callable[[int], dict[str, int]] | None = None
+    # (workspace id, after, limit) -> (last id handled or None when none are left, counts):
+    # after a rebuild has read the log again, what this layer derives per conversation
+    # rather than per message (summaries), in bounded steps past a cursor the rebuild keeps.
+    # Idempotent; immutable rows are superseded, never edited.
+    rederive: Callable[[int, int, int], tuple[int | None, dict[str, int]]] | None = None
 
 
 def layers() -> tuple[Layer, ...]:

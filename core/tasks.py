@@ -4,7 +4,7 @@ import socket
 
 from celery import shared_task
 
-from core.archive.jobs import archive_job_run
+from core.archive.jobs import archive_job_resume, archive_job_run, archive_jobs_resume_stale
 from core.maintenance import erased_tables_vacuum
 from core.services import worker_heartbeat_record
 
@@ -34,3 +34,19 @@ def archive_export(job_id: str) -> None:
 def archive_import(job_id: str) -> None:
     """An import the API started: the uploaded archive into its workspace, in the background."""
     archive_job_run(job_id=job_id)
+
+
+@shared_task(name="core.archive_import_resume", acks_late=True)
+def archive_import_resume(job_id: str) -> None:
+    """An import the API started whose worker died (beat), or that an admin resumes
+    (POST /import/{id}/resume): on from its last committed batch."""
+    archive_job_resume(job_id=job_id)
+
+
+@shared_task(name="core.archive_resume_stale", acks_late=True)
+def archive_resume_stale() -> list[str]:
+    """Beat: API imports left running that nobody runs any more are resumed."""
+    stale = archive_jobs_resume_stale()
+    for job_id in stale:
+        archive_import_resume.delay(job_id)
+    return stale

@@ -5,6 +5,7 @@ erasure removes and a merge moves, and its counts."""
 
 from core.layers import Layer
 from gaps import archive, review, selectors, services
+from gaps.rebuilding import gaps_forget_derived
 
 LAYER = Layer(
     name="gaps",
@@ -13,6 +14,7 @@ LAYER = Layer(
     erase=services.gaps_erase,
     move=services.gaps_move,
     restore=services.gaps_restore,
+    reset=gaps_forget_derived,
     review_kinds=review.KINDS,
     pending={"gaps to embed": selectors.unembedded_count},
     counts={"Open capability gaps": selectors.open_gap_count, "TODOs from gaps": selectors.todo_count},

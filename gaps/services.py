@@ -67,6 +67,7 @@ class Occurrence:
     span: tuple[int, int] | None = None
     occurred_at: datetime | None = None
     reported_by: str = ""
+    logged_at: datetime | None = None  # when the primary interaction was logged (not when it occurred)
 
 
 @dataclass
@@ -108,7 +109,7 @@ def interactions_prepare_gaps(interactions: Sequence) -> GapDrafts:
                 workspace_id=primary.workspace_id, description=finding.description, category=finding.category,
                 rule=finding.rule, reason=finding.reason, entity_id=(asker or primary).entity_id,
                 primary_id=primary.pk, supporting_ids=tuple(finding.supporting_ids), quote=finding.quote,
-                span=tuple(finding.span), occurred_at=primary.occurred_at,
+                span=tuple(finding.span), occurred_at=primary.occurred_at, logged_at=primary.created_at,
             ))
     texts = list(dict.fromkeys(rules.same_need_text(o.description, o.quote) for o in drafts.occurrences))
     texts += [t for t in censoring.action_texts(drafts.occurrences) if t not in texts]
@@ -198,7 +199,32 @@ def threshold_for(workspace_id: int) -> int:
     return policy.todo_threshold if policy else settings.MNEMO_GAP_TODO_THRESHOLD
 
 
+def _counted_already(occurrence: Occurrence) -> CapabilityGap | None:
+    """The gap that already holds this very finding — the same quote of the same message —
+    whatever it is called now. Only a rebuild derives a message twice (gaps.rebuilding): a
+    gap a person kept, renamed or merged another into takes it back as the occurrence it
+    counted, so no second gap (nor a second TODO, nor a second issue) opens for its need."""
+    if occurrence.primary_id is None or occurrence.span is None:
+        return None
+    found = (GapEvidence.objects.filter(gap__workspace_id=occurrence.workspace_id, interaction_id=occurrence.primary_id,
+                                        relevance=GapRelevance.PRIMARY, start=occurrence.span[0], end=occurrence.span[1])
+             .order_by("pk").values_list("gap_id", flat=True).first())
+    return CapabilityGap.objects.get(pk=found) if found else None
+
+
+def _recurs(gap: CapabilityGap, occurrence: Occurrence) -> bool:
+    """A resolved need seen again is a regression, unless the message was logged before the
+    person resolved it (a rebuild reading the log again, a message that waited in the
+    backlog): that is an old occurrence, counted silently."""
+    if gap.status != GapStatus.RESOLVED:
+        return False
+    return not (occurrence.logged_at and gap.decided_at and occurrence.logged_at < gap.decided_at)
+
+
 def _record(occurrence: Occurrence, vector, *, actor: Actor) -> CapabilityGap:
+    counted = _counted_already(occurrence)
+    if counted is not None:
+        return counted
     key = rules.need_key(occurrence.description) or occurrence.description.lower()[:300]
     gap, created = _find_or_create(occurrence, key, vector)
     before = gap.frequency
@@ -213,7 +239,7 @@ def _record(occurrence: Occurrence, vector, *, actor: Actor) -> CapabilityGap:
     workspace = Workspace.objects.get(pk=gap.workspace_id)
     audit_record(workspace=workspace, actor=actor, verb="gap.detect" if created else "gap.evidence", target=gap,
                  data={"interaction": occurrence.primary_id, "rule": occurrence.rule, "frequency": gap.frequency})
-    if gap.status == GapStatus.RESOLVED:
+    if _recurs(gap, occurrence):
         # Seed 002's lifecycle: a resolved need that comes back is a regression, said so.
         gap.status, gap.regression, gap.todo_created_at = GapStatus.DETECTED, True, None
         audit_record(workspace=workspace, actor=actor, verb="gap.reopen", target=gap,
@@ -321,7 +347,9 @@ def _enqueue_embedding() -> None:
 def gaps_embed_pending(*, limit: int = 200) -> int:
     """Embed gaps stored without a vector (agents' reports), outside any lock, then fold
     each into the nearest gap of the same need if there is one. Returns how many."""
-    pending = list(CapabilityGap.objects.filter(embedding__isnull=True).order_by("pk")[:limit])
+    # A workspace being imported is left alone until its last batch (core.archive).
+    pending = list(CapabilityGap.objects.filter(embedding__isnull=True).exclude(
+        workspace_id__in=core_selectors.workspaces_importing()).order_by("pk")[:limit])
     if not pending:
         return 0
     vectors = get_embedder().embed([_first_sighting_text(gap) for gap in pending])
@@ -393,7 +421,10 @@ def gaps_scan_failures(*, limit: int = 500) -> int:
     events = core_selectors.audit_events_after(after_id=cursor.last_event_id, verbs=FAILURE_VERBS, limit=limit)
     if not events:
         return 0
-    found = [(event, _failure(event)) for event in events]
+    # A workspace being imported is left alone: the failures in its imported audit log are
+    # history its source learned from already (its gaps came with the archive).
+    importing = set(core_selectors.workspaces_importing().values_list("workspace_id", flat=True))
+    found = [(event, None if event.workspace_id in importing else _failure(event)) for event in events]
     texts = list(dict.fromkeys(o.description for _, o in found if o))
     vectors = dict(zip(texts, get_embedder().embed(texts))) if texts else {}
     moved = _record_failures(found, vectors, last_id=events[-1].pk, expected=cursor.last_event_id)
@@ -503,6 +534,7 @@ def gap_merge(*, source: CapabilityGap, target: CapabilityGap, actor: Actor) -> 
         raise ApiError("Merge a gap into another gap of the same workspace.", status=422, code="invalid")
     lock_workspaces("memory", workspace_ids=[source.workspace_id])
     source, target = (CapabilityGap.objects.select_for_update().get(pk=g.pk) for g in (source, target))
+    _decided(target, actor)  # a person's merge: a rebuild keeps the gap it made (gaps.rebuilding)
     return _merge(source=source, target=target, actor=actor, why="merged by a person")
 
 

@@ -44,6 +44,17 @@ app.conf.beat_schedule = {
     # died (a killed worker) must not hold them for long, nor be restarted while it still
     # runs (a batch takes seconds; 10 minutes without one means nobody is running it).
     "conversations-rebuild-resume-stale": {"task": "conversations.rebuild_resume_stale", "schedule": 5 * 60.0},
+    # An API import whose worker was killed stays `running`, its workspace hidden: resumed
+    # within minutes (a stale job is one whose run's lock is free, so a live one is never
+    # started twice); 5 minutes like the rebuild's, as an import is minutes long too.
+    "core-archive-resume-stale": {"task": "core.archive_resume_stale", "schedule": 5 * 60.0},
+    # An import whose vectors came from another model enqueues the embedding of its log; this
+    # catches the ones whose task was lost (a killed worker). Finding them reads the whole log
+    # against its index and backlog (one anti-join), so not every minute: every 10 minutes,
+    # at most 20 batches (~1,300 interactions) a run, so a lost import's log is embedded over
+    # the next runs without one run holding the worker for long.
+    "conversations-index-missing": {"task": "conversations.index_missing", "schedule": 10 * 60.0,
+                                    "kwargs": {"max_batches": 20}},
     # New handles arrive all day, but a person reviews suggestions at human pace: every
     # 15 minutes keeps the list fresh; the scan blocks on names so it stays cheap.
     "conversations-suggest-identity-links": {"task": "conversations.suggest_identity_links", "schedule": 15 * 60.0},

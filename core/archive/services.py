@@ -9,10 +9,10 @@ import secrets
 from django.db import transaction
 from django.utils import timezone
 
-from core.archive.jobs import archive_path
+from core.archive.jobs import archive_path, import_lock_free, import_resumable
 from core.models import ArchiveJob, Workspace
 from core.services import Actor, audit_record
-from core.tasks import archive_export, archive_import
+from core.tasks import archive_export, archive_import, archive_import_resume
 
 
 @transaction.atomic
@@ -40,6 +40,17 @@ def archive_import_start(*, workspace: Workspace, actor: Actor, upload) -> Archi
     audit_record(workspace=workspace, actor=actor, verb="workspace.import_requested", target=job)
     archive_import.delay_on_commit(str(job.pk))
     return job
+
+
+@transaction.atomic
+def archive_import_resume_start(*, job: ArchiveJob, actor: Actor) -> bool:
+    """An admin resumes an interrupted import: queued for the worker once this commits.
+    False when it is not resumable (running in a live worker, finished, nothing kept)."""
+    if not import_resumable(job) or not import_lock_free(job.pk):
+        return False
+    audit_record(workspace=job.workspace, actor=actor, verb="workspace.import_resumed", target=job)
+    archive_import_resume.delay_on_commit(str(job.pk))
+    return True
 
 
 def archive_download_allowed(*, job: ArchiveJob, token: str | None) -> bool:

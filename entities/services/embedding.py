@@ -8,6 +8,7 @@ from __future__ import annotations
 from django.db import transaction
 
 from core import providers
+from core.selectors import workspaces_importing
 from entities import texts
 from entities.models import Entity, Relationship
 
@@ -31,8 +32,11 @@ def entities_embed(*, workspace_id: int | None = None, batch_size: int = 64) -> 
     The model runs with no lock held (it may be a remote service); a short transaction
     then writes each vector where the row still has none and still reads as what was
     embedded. A row another worker holds, or one edited meanwhile, waits for the next run."""
-    entities = Entity.objects.filter(embedding__isnull=True, merged_into__isnull=True)
-    relationships = Relationship.objects.select_related("subject", "object").filter(embedding__isnull=True)
+    # A workspace being imported is left alone until its last batch (core.archive).
+    entities = Entity.objects.filter(embedding__isnull=True, merged_into__isnull=True).exclude(
+        workspace_id__in=workspaces_importing())
+    relationships = Relationship.objects.select_related("subject", "object").filter(embedding__isnull=True).exclude(
+        workspace_id__in=workspaces_importing())
     if workspace_id is not None:
         entities = entities.filter(workspace_id=workspace_id)
         relationships = relationships.filter(workspace_id=workspace_id)

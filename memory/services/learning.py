@@ -111,9 +111,13 @@ def censors_learn_from_decisions(*, limit: int = 200) -> dict:
     if cursor is None:
         ScanCursor.objects.get_or_create(name=CURSOR, defaults={"position": core_selectors.audit_last_id()})
         return counts
+    # A workspace being imported is left alone: the failures in its imported audit log are
+    # history its source learned from already (its learned censors came with the archive).
+    importing = set(core_selectors.workspaces_importing().values_list("workspace_id", flat=True))
     for event in core_selectors.audit_events_after(after_id=cursor.position, verbs=["decision.outcome"], limit=limit):
         try:
-            counts["censors"] += _from_decision(event) is not None  # memory_store's own transaction
+            if event.workspace_id not in importing:
+                counts["censors"] += _from_decision(event) is not None  # memory_store's own transaction
         except (ApiError, ValidationError) as exc:  # the privacy filter refused its text
             counts["refused"] += 1
             logger.info("no censor learned from audit event %s: %s", event.pk, type(exc).__name__)
@@ -127,7 +131,8 @@ def censors_learn_from_decisions(*, limit: int = 200) -> dict:
 def _episodes_waiting(limit: int):
     return (Memory.objects.filter(type=MemoryType.EPISODIC, status=MemoryStatus.ACTIVE, embedding__isnull=False,
                                   metadata__outcome__in=list(EPISODE_OUTCOMES))
-            .exclude(metadata__has_key="learned").order_by("pk")[:limit])
+            .exclude(metadata__has_key="learned").exclude(workspace_id__in=core_selectors.workspaces_importing())
+            .order_by("pk")[:limit])
 
 
 @transaction.atomic

@@ -35,6 +35,7 @@ from core.concurrency import lock_workspaces, retry_on_conflict
 from core.errors import ApiError, Conflict, NotFound
 from core.models import Workspace
 from core.safe_text import refuse_secrets
+from core.selectors import workspaces_importing
 from core.services import SYSTEM, Actor, audit_record, audit_record_many
 from memory import rules
 from memory.models import (
@@ -420,7 +421,9 @@ def memories_embed(*, memory_ids: list[int] | None = None, batch_size: int = 64)
     from core.providers import get_embedder
 
     with transaction.atomic():
-        rows = Memory.objects.select_for_update(no_key=True, skip_locked=True).filter(embedding__isnull=True)
+        # A workspace being imported is left alone until its last batch (core.archive).
+        rows = (Memory.objects.select_for_update(no_key=True, skip_locked=True).filter(embedding__isnull=True)
+                .exclude(workspace_id__in=workspaces_importing()))
         picked = list(rows.filter(pk__in=memory_ids)[:batch_size]) if memory_ids else []
         if len(picked) < batch_size:
             picked += list(rows.exclude(pk__in=[m.pk for m in picked]).order_by("id")[:batch_size - len(picked)])

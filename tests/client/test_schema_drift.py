@@ -115,7 +115,7 @@ BODY_METHODS = {"log": c.LOG, "recall": c.RECALL, "context": c.CONTEXT, "remembe
                 "record_decision": c.RECORD_DECISION, "record_outcome": c.DECISION_OUTCOME,
                 "check_censors": c.CHECK_CENSORS, "match_procedures": c.MATCH_PROCEDURES,
                 "set_working_memory": c.PUT_WORKING_MEMORY, "checkpoint_scratchpad": c.CHECKPOINT,
-                "restore_scratchpad": c.RESTORE, "report_gap": c.REPORT_GAP}
+                "restore_scratchpad": c.RESTORE, "report_gap": c.REPORT_GAP, "rebuild": c.REBUILD}
 
 
 def _arguments(method: str, op: c.Operation) -> set[str]:

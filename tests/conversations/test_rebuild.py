@@ -8,6 +8,7 @@ erased; the admin API."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -24,10 +25,18 @@ from django.core.management.base import CommandError
 from django.db import connection
 
 from context.models import ConceptLink
-from conversations.models import Interaction, InteractionBacklog, InteractionIndex, RebuildJob
+from conversations import services as conversation_services
+from conversations.models import Conversation, ConversationSummary, Interaction, InteractionBacklog, InteractionIndex, RebuildJob
 from conversations.rebuild import rebuild_run, rebuild_start
 from conversations.tasks import rebuild_resume_stale
-from conversations.services import InteractionItem, interactions_index, interactions_index_missing, interactions_log
+from conversations.services import (
+    InteractionItem,
+    conversation_summarise,
+    interactions_index,
+    interactions_index_missing,
+    interactions_log,
+)
+from conversations.summarise import summarise
 from core.services import Actor
 from entities.models import Entity, ProfileValue, Relationship
 from entities.services import entity_erase, entity_merge
@@ -245,13 +254,63 @@ def test_the_command_dry_run_changes_nothing_and_bad_input_is_refused(workspace,
     before = snapshot(workspace)
     call_command("rebuild", workspace=workspace.slug, dry_run=True)
     out = capsys.readouterr().out
-    assert f"would rebuild interactions, entities, memories, concepts from {len(before['indexed'])} interactions" in out
+    assert f"would rebuild interactions, entities, memories, concepts, gaps from {len(before['indexed'])} interactions" in out
     assert snapshot(workspace) == before and not RebuildJob.objects.exists()
     with pytest.raises(CommandError, match="no workspace"):
         call_command("rebuild", workspace="nope")
-    with pytest.raises(CommandError, match="Unknown layer 'gaps'"):
-        call_command("rebuild", workspace=workspace.slug, layers=["gaps"])
+    with pytest.raises(CommandError, match="Unknown layer 'webhooks'"):
+        call_command("rebuild", workspace=workspace.slug, layers=["webhooks"])
     assert not RebuildJob.objects.exists()
+
+
+# --- summaries and identity links -------------------------------------------------------------
+
+def summaries(workspace) -> dict[int, tuple]:
+    return {s.pk: (s.conversation_id, s.text, s.source_first_id, s.source_last_id, s.source_count, s.revision,
+                   s.supersedes_id) for s in ConversationSummary.objects.filter(workspace=workspace)}
+
+
+def test_a_rebuild_supersedes_a_summary_only_where_the_summariser_now_differs(workspace, settings, monkeypatch):
+    seed(workspace)
+    summarised = [c.pk for c in Conversation.objects.filter(workspace=workspace)
+                  if conversation_summarise(conversation_id=c.pk)]
+    worker = summaries(workspace)
+    assert len(summarised) >= 2 and len(worker) == len(summarised)
+
+    job = rebuild(workspace)  # the same summariser: the same summaries, no new version
+    assert job.report["rederived"] == {"conversation summaries": len(summarised), "summaries superseded": 0}
+    assert summaries(workspace) == worker
+
+    # The summariser's rules change (a shorter summary): every summary longer than that is
+    # superseded by a new version of the same range; the old ones stay as they were.
+    monkeypatch.setattr(conversation_services, "summarise", functools.partial(summarise, max_chars=120))
+    job = rebuild(workspace, layers=["interactions"])
+    after = summaries(workspace)
+    assert {pk: row for pk, row in after.items() if pk in worker} == worker
+    changed = 0
+    for conversation in Conversation.objects.filter(pk__in=summarised).select_related("current_summary"):
+        current = conversation.current_summary
+        if current.revision == 0:
+            assert len(current.text) <= 120  # short enough already: not superseded
+            continue
+        changed += 1
+        old = ConversationSummary.objects.get(pk=current.supersedes_id)
+        assert (current.revision, len(current.text) <= 120) == (old.revision + 1, True)
+        assert (current.source_first_id, current.source_last_id, current.source_count) == (
+            old.source_first_id, old.source_last_id, old.source_count)
+    assert changed >= 1 and job.report["rederived"]["summaries superseded"] == changed == len(after) - len(worker)
+    rebuild(workspace, layers=["interactions"])
+    assert summaries(workspace) == after
+
+
+def test_the_identity_link_scan_runs_for_the_workspace_after_a_rebuild(workspace, other_workspace, eager_tasks,
+                                                                       monkeypatch):
+    seed(workspace)
+    scanned = []
+    monkeypatch.setattr(conversation_services, "identity_links_suggest",
+                        lambda *, workspace: scanned.append(workspace.pk) or 0)
+    rebuild(workspace, layers=["concepts"])
+    assert scanned == [workspace.pk]  # the periodic scan's task, for this workspace only
 
 
 # --- kill -9 of a real `manage.py rebuild` -----------------------------------------------------
@@ -331,7 +390,7 @@ def test_the_api_rebuilds_in_the_background_for_admins_only(workspace, api, admi
     assert admin_api.get("/rebuild/not-a-uuid").status_code == 422
 
 
-@pytest.mark.parametrize("body", [{"layers": ["gaps"]}, {"layers": []}, {"layers": "memories"}, {"layers": [7]},
+@pytest.mark.parametrize("body", [{"layers": ["webhooks"]}, {"layers": []}, {"layers": "memories"}, {"layers": [7]},
                                   {"layers": ["x" * 41]}])
 def test_a_bad_rebuild_request_is_refused_and_starts_nothing(workspace, admin_api, body):
     answer = admin_api.post("/rebuild", body)

@@ -2,8 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from core.archive.jobs import import_run
-from core.archive.loading import import_abandon
+from core.archive.jobs import import_abandon_run, import_run
 from core.archive.progress import StderrProgress
 from core.archive.reading import ArchiveError
 from core.models import ImportProgress, Workspace
@@ -49,5 +48,5 @@ class Command(BaseCommand):
         workspace = Workspace.objects.filter(slug=slug).first()
         if workspace is None or not ImportProgress.objects.filter(workspace=workspace).exists():
             raise CommandError(f"there is no interrupted import into {slug!r}")
-        deleted = import_abandon(workspace=workspace)
+        deleted = import_abandon_run(workspace=workspace)
         self.stderr.write(f"Abandoned the import into {slug!r}: {sum(deleted.values()):,} rows deleted.")

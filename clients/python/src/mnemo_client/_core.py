@@ -84,6 +84,12 @@ CHECKPOINT = _op("POST", "/scratchpads/{task}/checkpoints", m.CheckpointIn, m.Ch
 RESTORE = _op("POST", "/scratchpads/{task}/restore", m.RestoreIn, m.ScratchpadOut)
 REPORT_GAP = _op("POST", "/gaps", m.GapIn, m.GapOut)
 LIST_GAPS = _op("GET", "/gaps", out=m.GapPage)
+REBUILD = _op("POST", "/rebuild", m.RebuildIn, m.RebuildOut)
+GET_REBUILD = _op("GET", "/rebuild/{job_id}", out=m.RebuildOut)
+EXPORT = _op("POST", "/export", out=m.ExportStartedOut)
+GET_EXPORT = _op("GET", "/export/{job_id}", out=m.ArchiveJobOut)
+GET_IMPORT = _op("GET", "/import/{job_id}", out=m.ArchiveJobOut)
+RESUME_IMPORT = _op("POST", "/import/{job_id}/resume", out=m.ArchiveJobOut)
 
 # Every operation above; tests/client/test_schema_drift.py checks each against the API.
 OPERATIONS = tuple(value for value in dict(globals()).values() if isinstance(value, Operation))

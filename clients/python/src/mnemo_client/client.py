@@ -193,6 +193,34 @@ class _Endpoints:
         """Capability gaps, most frequent first."""
         return self._call(c.call(c.LIST_GAPS, params=_query(locals())))
 
+    # --- administration (an admin key) -------------------------------------------------
+
+    def rebuild(self, layers: list[str] | None = None) -> m.RebuildOut:
+        """Re-derive the workspace's layers from its interaction log, in the background
+        (every layer that can be, or those named); follow it with get_rebuild. A failed
+        rebuild is resumed; one queued or running is a Conflict."""
+        return self._call(c.call(c.REBUILD, body={"layers": layers}))
+
+    def get_rebuild(self, rebuild_id: str) -> m.RebuildOut:
+        """A rebuild's status, phase, interactions done of total, and what it forgot."""
+        return self._call(c.call(c.GET_REBUILD, path={"job_id": rebuild_id}))
+
+    def export_workspace(self) -> m.ExportStartedOut:
+        """Export the workspace to an archive in the background; `download_url` works once."""
+        return self._call(c.call(c.EXPORT))
+
+    def get_export(self, job_id: str) -> m.ArchiveJobOut:
+        return self._call(c.call(c.GET_EXPORT, path={"job_id": job_id}))
+
+    def get_import(self, job_id: str) -> m.ArchiveJobOut:
+        """An import's state (answered while the workspace is hidden by the import)."""
+        return self._call(c.call(c.GET_IMPORT, path={"job_id": job_id}))
+
+    def resume_import(self, job_id: str) -> m.ArchiveJobOut:
+        """Carry on an import whose worker stopped (beat does it too for a killed one); a
+        Conflict while it runs, once it finished, or when nothing is left to resume."""
+        return self._call(c.call(c.RESUME_IMPORT, path={"job_id": job_id}))
+
 
 def _fields(arguments: dict[str, Any]) -> dict[str, Any]:
     """A method's arguments as request fields (`self` aside)."""

@@ -589,3 +589,36 @@ class GapOut(_Out):
 class GapPage(_Out):
     count: int
     items: list[GapOut]
+
+
+# --- administration: rebuild from the log, export and import (admin keys) -------------------------
+
+class RebuildIn(BaseModel):
+    # The server's RebuildIn does not forbid unknown fields (ninja's default): nor does this.
+    layers: list[str] | None = None
+
+
+class RebuildOut(_Out):
+    id: UUID
+    layers: list[str]
+    status: str
+    phase: str
+    total: int
+    done: int
+    report: dict[str, Any]
+    created_at: datetime
+    finished_at: datetime | None
+
+
+class ArchiveJobOut(_Out):
+    id: UUID
+    kind: str
+    status: str
+    size: int | None
+    report: dict[str, Any]
+    created_at: datetime
+    finished_at: datetime | None
+
+
+class ExportStartedOut(ArchiveJobOut):
+    download_url: str
