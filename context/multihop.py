@@ -21,7 +21,7 @@ MAX_SEED_SOURCES = 5
 # Turns either side of each cited turn.
 WINDOW = 2
 # A neighbour ranks at most this share of its seed's score.
-HOP = 0.9
+HOP = 0.8
 
 
 def seed_turns(ranked: Iterable[tuple[Sequence[int], float]], *, seeds: int = SEEDS,

@@ -263,7 +263,7 @@ def _second_round(filters: Filters, query: scoring.Query, links: dict, scored: l
     """Issue 22 part 1 (context.multihop): the turns next to those the best results cite,
     scored as the first round's were, each lifted to a share of the best result it is next
     to; the union ranked again. Two statements."""
-    seeds = multihop.seed_turns(([pk for pk, _ in hit.sources], s.score) for hit, s in scored)
+    seeds = multihop.seed_turns((([pk for pk, _ in hit.sources], s.score) for hit, s in scored), seeds=multihop.SEEDS)
     if not seeds:
         return scored
     with connection.cursor() as cursor:
@@ -275,7 +275,7 @@ def _second_round(filters: Filters, query: scoring.Query, links: dict, scored: l
         merged[s.candidate.key] = (neighbours[s.candidate.key[1]], s)
     for pk, turns in next_to.items():
         hit, s = merged[("interaction", pk)]
-        lifted = multihop.hop_score(s.score, max(seeds[turn] for turn in turns))
+        lifted = multihop.hop_score(s.score, max(seeds[turn] for turn in turns), hop=multihop.HOP)
         if lifted > s.score:
             merged[s.candidate.key] = (hit, scoring.Scored(s.candidate, lifted,
                                                            {**s.breakdown, "hop": lifted - s.score}))
