@@ -22,6 +22,8 @@ MAX_SEED_SOURCES = 5
 WINDOW = 2
 # A neighbour ranks at most this share of its seed's score.
 HOP = 0.8
+# What the lift is called in a result's score breakdown.
+LIFT = "hop"
 
 
 def seed_turns(ranked: Iterable[tuple[Sequence[int], float]], *, seeds: int = SEEDS,

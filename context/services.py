@@ -278,7 +278,7 @@ def _second_round(filters: Filters, query: scoring.Query, links: dict, scored: l
         lifted = multihop.hop_score(s.score, max(seeds[turn] for turn in turns), hop=multihop.HOP)
         if lifted > s.score:
             merged[s.candidate.key] = (hit, scoring.Scored(s.candidate, lifted,
-                                                           {**s.breakdown, "hop": lifted - s.score}))
+                                                           {**s.breakdown, multihop.LIFT: lifted - s.score}))
     return sorted(merged.values(), key=lambda pair: -pair[1].score)
 
 

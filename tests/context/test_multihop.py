@@ -87,3 +87,18 @@ def test_an_outsider_finds_nothing_through_the_second_round(api, outsider_api, w
     _logged(workspace)
     settings.MNEMO_RECALL_MULTIHOP = True
     assert outsider_api.post("/recall", {"query": QUESTION}).json() == {"results": []}
+
+
+def test_a_served_pack_shows_the_lift_beside_the_dimensions(client, owner, workspace, settings):
+    from context import services
+    from core.services import Actor
+
+    _, answer, _ = _logged(workspace)
+    settings.MNEMO_RECALL_MULTIHOP = True
+    pack = services.context_pack(services.PackRequest(query=QUESTION, workspace_id=workspace.pk, types=("interaction",),
+                                                      budget_tokens=2000), actor=Actor(label="test"))
+    served = next(i for s in pack.sections for i in s["items"] if i["kind"] == "interaction" and i["id"] == answer)
+    assert served["score_breakdown"]["hop"] > 0
+    client.force_login(owner)
+    html = client.get(f"/w/{workspace.slug}/inspector/packs/{pack.pk}/").content.decode()
+    assert "<dt>hop</dt>" in html
