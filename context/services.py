@@ -26,14 +26,15 @@ from django.db.models import Q
 from django.utils import timezone
 
 from context import concepts as concept_rules
-from context import packing, retrieval, scoring
+from context import multihop, packing, retrieval, scoring
 from context.models import ConceptLink, PackLog
+from conversations import search as conversations_search
 from conversations.search import summary_sources
 from conversations.selectors import interaction_contents
 from core.concepts import concepts as text_concepts
 from core.providers import get_embedder, get_token_counter
 from core import selectors as core_selectors
-from core.search import MEMORY_TYPES, Filters, Hit
+from core.search import MEMORY_TYPES, Filters, Hit, vector_literal
 from core.services import Actor
 from entities.search import entities_named
 from entities.selectors import facts_of
@@ -251,8 +252,34 @@ def ranked(request: RecallRequest, *, meanwhile: Callable[[list[int]], object] |
     head = scoring.score(query, [_candidate(by_key[s.candidate.key]) for s in first[:CONCEPT_DEPTH]],
                          concept_links=links)
     # The tail keeps its first scores: nothing about them changed.
-    return Ranking([(by_key[s.candidate.key], s) for s in (*head, *first[CONCEPT_DEPTH:])], entity_ids,
-                   found.get("meanwhile"), embedding)
+    scored = [(by_key[s.candidate.key], s) for s in (*head, *first[CONCEPT_DEPTH:])]
+    if settings.MNEMO_RECALL_MULTIHOP and "interaction" in kinds:
+        scored = _second_round(filters, query, links, scored, embedding)
+    return Ranking(scored, entity_ids, found.get("meanwhile"), embedding)
+
+
+def _second_round(filters: Filters, query: scoring.Query, links: dict, scored: list[tuple[Hit, scoring.Scored]],
+                  vector: Callable[[], list[float]]) -> list[tuple[Hit, scoring.Scored]]:
+    """Issue 22 part 1 (context.multihop): the turns next to those the best results cite,
+    scored as the first round's were, each lifted to a share of the best result it is next
+    to; the union ranked again. Two statements."""
+    seeds = multihop.seed_turns((([pk for pk, _ in hit.sources], s.score) for hit, s in scored), seeds=multihop.SEEDS)
+    if not seeds:
+        return scored
+    with connection.cursor() as cursor:
+        neighbours, next_to = conversations_search.interaction_neighbours(
+            cursor, filters, sorted(seeds), multihop.WINDOW, vector_literal(vector()))
+    merged = {s.candidate.key: (hit, s) for hit, s in scored}
+    fresh = [hit for pk, hit in neighbours.items() if ("interaction", pk) not in merged]
+    for s in scoring.score(query, [_candidate(hit) for hit in fresh], concept_links=links):
+        merged[s.candidate.key] = (neighbours[s.candidate.key[1]], s)
+    for pk, turns in next_to.items():
+        hit, s = merged[("interaction", pk)]
+        lifted = multihop.hop_score(s.score, max(seeds[turn] for turn in turns), hop=multihop.HOP)
+        if lifted > s.score:
+            merged[s.candidate.key] = (hit, scoring.Scored(s.candidate, lifted,
+                                                           {**s.breakdown, multihop.LIFT: lifted - s.score}))
+    return sorted(merged.values(), key=lambda pair: -pair[1].score)
 
 
 def _time_range(query: str, now: datetime):

@@ -3,7 +3,7 @@ from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import render
 
-from context import selectors, services
+from context import multihop, selectors, services
 from context.scoring import DIMENSIONS
 from core import params
 from core.decorators import workspace_view
@@ -25,10 +25,12 @@ def _int(value, default=None):
 
 
 def _bars(item: dict) -> list[tuple[str, float, int]]:
-    """(dimension, contribution, bar width in %) for each dimension that counted."""
+    """(dimension, contribution, bar width in %) for each dimension that counted, and the
+    second round's lift (context.multihop)."""
     breakdown = item.get("score_breakdown") or {}
     top = max(breakdown.values(), default=0) or 1
-    return [(name, breakdown[name], round(100 * breakdown[name] / top)) for name in DIMENSIONS if name in breakdown]
+    return [(name, breakdown[name], round(100 * breakdown[name] / top)) for name in (*DIMENSIONS, multihop.LIFT)
+            if name in breakdown]
 
 
 def _with_bars(sections: list[dict]) -> list[dict]:

@@ -52,6 +52,39 @@ def interaction_hits(cursor, ids: set[int]) -> dict[int, Hit]:
     return hits
 
 
+def interaction_neighbours(cursor, f: Filters, turns: list[int], window: int,
+                           vector: str) -> tuple[dict[int, Hit], dict[int, set[int]]]:
+    """The messages next to `turns` in their conversations (up to `window` before and after
+    each, by time), as hits with their similarity to the query (its vector as SQL), within
+    the same filters as the first round, and for each the turns it is next to: issue 22's
+    second round (context.multihop). One statement for the rows, one for their hits."""
+    if not turns or window < 1:
+        return {}, {}
+    where, params = interaction_filters(f, "i")
+
+    def side(before: bool) -> str:
+        comparison, order = ("<", "DESC") if before else (">", "ASC")
+        return (f"SELECT i.id FROM conversations_interaction i WHERE i.conversation_id = t.conversation_id "
+                f"AND (i.occurred_at, i.id) {comparison} (t.occurred_at, t.id) AND {where} "
+                f"ORDER BY i.occurred_at {order}, i.id {order} LIMIT %s")
+
+    cursor.execute(f"""
+        SELECT n.id, t.id, 1 - (x.embedding <=> %s::vector)
+        FROM conversations_interaction t
+             CROSS JOIN LATERAL (({side(True)}) UNION ALL ({side(False)})) n
+             JOIN conversations_interactionindex x ON x.interaction_id = n.id
+        WHERE t.id = ANY(%s) AND t.workspace_id = %s""",
+                   [vector, *params, window, *params, window, list(turns), f.workspace_id])
+    similarity, next_to = {}, {}
+    for pk, turn, value in cursor.fetchall():
+        similarity[pk] = value
+        next_to.setdefault(pk, set()).add(turn)
+    hits = interaction_hits(cursor, set(similarity)) if similarity else {}
+    for pk, hit in hits.items():
+        hit.similarity = similarity[pk]
+    return hits, next_to
+
+
 def summaries(cursor, f: Filters, lexemes: list[str], conversations: set[int] | None = None) -> dict[int, Hit]:
     """Current conversation summaries matching the query's words. A summary cites its whole
     source range, so it informs a pack more than it proves a single turn. With

@@ -399,6 +399,8 @@ MNEMO_PACK_CENSOR_MIN_SCORE = env_float("MNEMO_PACK_CENSOR_MIN_SCORE", 0.45)
 # Recall and packs search memories on a second database connection, beside the other kinds
 # (the same snapshot, imported), when the request holds no uncommitted writes of its own.
 MNEMO_RECALL_PARALLEL = env_bool("MNEMO_RECALL_PARALLEL", True)
+# Issue 22: recall follows its best results to the turns next to them (context.multihop).
+MNEMO_RECALL_MULTIHOP = env_bool("MNEMO_RECALL_MULTIHOP", True)
 # Context packs list, per section, this many of the items they dropped (the best scored
 # first) with their reasons, and count the rest: a pack is offered hundreds of candidates,
 # and listing them all made every logged pack ~250 kB.

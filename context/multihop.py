@@ -1,0 +1,49 @@
+"""Multi-hop recall (issue 22 part 1), the pure part: which of the first round's results a
+second round starts from, and how what it finds joins the ranking.
+
+A question that needs two facts often finds one of them and not the other: the other is
+said a few turns away ("Did the kids like it?" … "They loved the clay!"), in words the
+question does not share. So the second round follows what the best first-round results
+point at — the turns next to the ones they cite, in the same conversation — scores those
+with the same scorer, and lets each rank at most a share of the result that led to it
+(`HOP`): a neighbour is evidence by association, never more than what it was reached from.
+Nothing here reads or writes storage."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+# The first-round results whose neighbourhoods are searched: the top few, where the first
+# hop is most likely right (a wrong seed spends slots on its neighbours).
+SEEDS = 5
+# A result citing more turns than this is a summary of a range, not a pointer to a place.
+MAX_SEED_SOURCES = 5
+# Turns either side of each cited turn.
+WINDOW = 2
+# A neighbour ranks at most this share of its seed's score.
+HOP = 0.8
+# What the lift is called in a result's score breakdown.
+LIFT = "hop"
+
+
+def seed_turns(ranked: Iterable[tuple[Sequence[int], float]], *, seeds: int = SEEDS,
+               max_sources: int = MAX_SEED_SOURCES) -> dict[int, float]:
+    """The turns the best `seeds` results cite (each result: its cited turn ids and its
+    score, best first; results citing more than `max_sources` are skipped and not counted),
+    with the best score of a result citing each."""
+    found: dict[int, float] = {}
+    taken = 0
+    for sources, score in ranked:
+        if taken == seeds:
+            break
+        if not sources or len(sources) > max_sources:
+            continue
+        taken += 1
+        for turn in sources:
+            found[turn] = max(found.get(turn, 0.0), score)
+    return found
+
+
+def hop_score(own: float, seed: float, *, hop: float = HOP) -> float:
+    """A neighbour's score: its own, or `hop` of its seed's when that is higher."""
+    return max(own, hop * seed)
