@@ -173,6 +173,14 @@ def _redis_reachable() -> bool:
         return False
 
 
+def _redis_test_db() -> int:
+    """Redis database of this session's broker tests: 15, or one per xdist worker (gw0 15,
+    gw1 14, gw2 12, ...) so that two workers never purge or consume each other's queue.
+    13 is left out: the launcher's Redis test and the rate-limit tests use it."""
+    free = [db for db in range(15, -1, -1) if db != 13]
+    return free[int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw"))]
+
+
 def _reset_celery_connections() -> None:
     # The app and kombu's global pool groups cache connections and producers for the
     # broker first used; switching brokers between tests needs fresh ones.
@@ -187,8 +195,8 @@ def _reset_celery_connections() -> None:
 @pytest.fixture(params=["filesystem", "redis"])
 def broker(request, tmp_path):
     """The embedded default (kombu's filesystem transport) and Redis, which production
-    uses (db 15, purged first). Tests using it also need transactional_db: the worker
-    thread has its own database connection."""
+    uses (db 15, or one per xdist worker: _redis_test_db; purged first). Tests using it
+    also need transactional_db: the worker thread has its own database connection."""
     from mnemo.celery import app
 
     saved = (app.conf.broker_url, app.conf.broker_transport_options)
@@ -196,7 +204,7 @@ def broker(request, tmp_path):
     if request.param == "redis":
         if not _redis_reachable():
             pytest.skip("no Redis on 127.0.0.1:6379 on this machine")
-        app.conf.broker_url = "redis://127.0.0.1:6379/15"
+        app.conf.broker_url = f"redis://127.0.0.1:6379/{_redis_test_db()}"
         app.conf.broker_transport_options = {}
         app.control.purge()
     else:
