@@ -37,6 +37,19 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):
 
 
 @pytest.fixture(scope="session", autouse=True)
+def _quick_password_hashing():
+    """Django's PBKDF2 hasher at 1,000 iterations instead of 1,000,000: one hash cost ~0.4 s
+    of CPU, and each test's owner, teammate or outsider, and each login, takes one (several
+    minutes of the suite). The same algorithm and hash format: login, lockout and the
+    password checks run the code they run in production, at a lower work factor; a hash
+    written here still verifies in a process with the default settings."""
+    from django.test.utils import override_settings
+
+    with override_settings(PASSWORD_HASHERS=["tests.helpers.QuickPBKDF2PasswordHasher"]):
+        yield
+
+
+@pytest.fixture(scope="session", autouse=True)
 def _helper_connections_closed(django_db_setup):
     """Recall's helper threads keep their own database connections (core.search):
     closed before the test database is dropped (this fixture's teardown runs before
