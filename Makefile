@@ -30,8 +30,11 @@ $(CHROMIUM):
 	@if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null
 
+# Two test processes (pytest-xdist), each with its own embedded PostgreSQL, live server and
+# browser; the launcher tests stay together in one (xdist_group). TEST_WORKERS=0: serial.
+TEST_WORKERS ?= 2
 test: $(STAMP) $(CHROMIUM)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
 bench-api: $(STAMP)
 	$(BIN)/python bench/api_overhead.py

@@ -37,6 +37,19 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):
 
 
 @pytest.fixture(scope="session", autouse=True)
+def _quick_password_hashing():
+    """Django's PBKDF2 hasher at 1,000 iterations instead of 1,000,000: one hash cost ~0.4 s
+    of CPU, and each test's owner, teammate or outsider, and each login, takes one (several
+    minutes of the suite). The same algorithm and hash format: login, lockout and the
+    password checks run the code they run in production, at a lower work factor; a hash
+    written here still verifies in a process with the default settings."""
+    from django.test.utils import override_settings
+
+    with override_settings(PASSWORD_HASHERS=["tests.helpers.QuickPBKDF2PasswordHasher"]):
+        yield
+
+
+@pytest.fixture(scope="session", autouse=True)
 def _helper_connections_closed(django_db_setup):
     """Recall's helper threads keep their own database connections (core.search):
     closed before the test database is dropped (this fixture's teardown runs before
@@ -173,6 +186,14 @@ def _redis_reachable() -> bool:
         return False
 
 
+def _redis_test_db() -> int:
+    """Redis database of this session's broker tests: 15, or one per xdist worker (gw0 15,
+    gw1 14, gw2 12, ...) so that two workers never purge or consume each other's queue.
+    13 is left out: the launcher's Redis test and the rate-limit tests use it."""
+    free = [db for db in range(15, -1, -1) if db != 13]
+    return free[int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw"))]
+
+
 def _reset_celery_connections() -> None:
     # The app and kombu's global pool groups cache connections and producers for the
     # broker first used; switching brokers between tests needs fresh ones.
@@ -187,8 +208,8 @@ def _reset_celery_connections() -> None:
 @pytest.fixture(params=["filesystem", "redis"])
 def broker(request, tmp_path):
     """The embedded default (kombu's filesystem transport) and Redis, which production
-    uses (db 15, purged first). Tests using it also need transactional_db: the worker
-    thread has its own database connection."""
+    uses (db 15, or one per xdist worker: _redis_test_db; purged first). Tests using it
+    also need transactional_db: the worker thread has its own database connection."""
     from mnemo.celery import app
 
     saved = (app.conf.broker_url, app.conf.broker_transport_options)
@@ -196,7 +217,7 @@ def broker(request, tmp_path):
     if request.param == "redis":
         if not _redis_reachable():
             pytest.skip("no Redis on 127.0.0.1:6379 on this machine")
-        app.conf.broker_url = "redis://127.0.0.1:6379/15"
+        app.conf.broker_url = f"redis://127.0.0.1:6379/{_redis_test_db()}"
         app.conf.broker_transport_options = {}
         app.control.purge()
     else:

@@ -6,8 +6,15 @@ import json
 from pathlib import Path
 
 import psycopg.errors
+from django.contrib.auth.hashers import PBKDF2PasswordHasher
 from django.db import OperationalError, connections
 from django.test import Client
+
+
+class QuickPBKDF2PasswordHasher(PBKDF2PasswordHasher):
+    """The tests' password hasher (tests/conftest.py: _quick_password_hashing)."""
+
+    iterations = 1_000
 
 
 class ApiClient:

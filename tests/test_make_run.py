@@ -32,6 +32,11 @@ import pytest
 
 from mnemo import embedded_db, supervision
 
+# Under pytest-xdist (`make test`: -n 2 --dist loadgroup) these tests stay in one process,
+# which starts the module's first run once; xdist hands out the largest group first, so
+# they run beside the rest rather than alone at the end.
+pytestmark = pytest.mark.xdist_group("launcher")
+
 ROOT = Path(__file__).resolve().parent.parent
 KEY = re.compile(r"API key\s+(mn_[A-Za-z0-9]{8}_[A-Za-z0-9]{40})")
 PASSWORD = re.compile(r"user: admin\s+password: (\S+)")

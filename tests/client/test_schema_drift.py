@@ -31,7 +31,9 @@ CLIENT_MODELS = [value for value in vars(models).values()
 
 @pytest.fixture
 def document(server) -> dict:
-    return httpx.get(f"{server}/api/v1/openapi.json").raise_for_status().json()
+    # httpx's default 5 s was too short for building the document on a loaded machine (three
+    # ReadTimeout errors in a two-process run at load average ~10).
+    return httpx.get(f"{server}/api/v1/openapi.json", timeout=60).raise_for_status().json()
 
 
 def shape(prop: dict) -> typing.Any:
