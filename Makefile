@@ -30,9 +30,11 @@ $(CHROMIUM):
 	@if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null
 
-# Two test processes (pytest-xdist), each with its own embedded PostgreSQL, live server and
-# browser; the launcher tests stay together in one (xdist_group). TEST_WORKERS=0: serial.
-TEST_WORKERS ?= 2
+# One process by default. TEST_WORKERS=2 runs two pytest-xdist processes (each with its own
+# embedded PostgreSQL, live server and browser; the launcher tests in one xdist_group) — but
+# its first whole run (2026-11-26) reported 2,472 of 2,602 collected tests and ended without
+# saying why the other 130 never ran: not the default until that is understood.
+TEST_WORKERS ?= 0
 test: $(STAMP) $(CHROMIUM)
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
