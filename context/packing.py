@@ -11,6 +11,11 @@ text never exceeds the budget.
   higher one.
 - A key is served once; a later item with a key already in the pack is dropped as
   "duplicate". Items with blank text are dropped as "empty".
+- An item that says what it covers (`covers`: the messages it states, in its own words or
+  quoted) adds nothing when items already in the pack cover every one of them: dropped as
+  "covered" (issue 22 part 3: a turn an episode in the pack quotes). Only what is in the pack
+  covers: an item dropped for budget covers nothing, so a short turn can still carry the
+  evidence a long episode that did not fit would have.
 
 Tokenizers are not additive: the count of two lines joined may differ from the sum of their
 counts (a BPE merge across the join, a counter that rounds). Each item is charged its
@@ -76,6 +81,7 @@ class PackItem:
     text: str  # the rendered line, e.g. "[2023-05-08] Caroline: …"
     score: float
     payload: Mapping[str, Any] = field(default_factory=dict, compare=False)  # carried through untouched
+    covers: frozenset[Hashable] = field(default=frozenset(), compare=False)  # e.g. the message ids it states
 
 
 @dataclass(frozen=True)
@@ -85,7 +91,7 @@ class PackedSection:
     inflow_tokens: int  # budget left unused by the sections above
     tokens_used: int  # the marginal cost of its header and items
     items: tuple[PackItem, ...]
-    dropped: tuple[tuple[PackItem, str], ...]  # (item, "budget" | "duplicate" | "empty")
+    dropped: tuple[tuple[PackItem, str], ...]  # (item, "budget" | "duplicate" | "covered" | "empty")
 
     @property
     def available_tokens(self) -> int:
@@ -147,11 +153,12 @@ def pack(items_by_section: Mapping[str, Sequence[PackItem]], *, total_budget: in
     writer = _Writer(count_tokens, separator, lower_bound=lower_bound, additive=additive)
     drafts: list[_Draft] = []
     taken: set[Hashable] = set()
+    covered: set[Hashable] = set()
     inflow = 0
     for spec in specs:
         draft = _Draft(spec.name, allotted[spec.name], inflow)
         for item in items_by_section.get(spec.name, ()):
-            _offer(draft, item, writer, header, taken)
+            _offer(draft, item, writer, header, taken, covered)
         drafts.append(draft)
         inflow = draft.budget + draft.inflow - draft.used
     tokens = _trim_to_budget(drafts, writer, total_budget)
@@ -236,12 +243,15 @@ class _Writer:
 
 
 def _offer(draft: _Draft, item: PackItem, writer: _Writer, header: Callable[[str], str],
-           taken: set[Hashable]) -> None:
+           taken: set[Hashable], covered: set[Hashable]) -> None:
     if not item.text.strip():
         draft.dropped.append((item, "empty"))
         return
     if item.key in taken:
         draft.dropped.append((item, "duplicate"))
+        return
+    if item.covers and item.covers <= covered:
+        draft.dropped.append((item, "covered"))
         return
     title = header(draft.name) if not draft.placed else ""
     lines = [title, item.text] if title else [item.text]
@@ -256,6 +266,7 @@ def _offer(draft: _Draft, item: PackItem, writer: _Writer, header: Callable[[str
     draft.placed.append(_Placed(item, cost, len(lines)))
     draft.used += cost
     taken.add(item.key)
+    covered |= item.covers
 
 
 def _trim_to_budget(drafts: list[_Draft], writer: _Writer, total_budget: int) -> int:

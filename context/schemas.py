@@ -76,7 +76,9 @@ class RecallOut(Schema):
 
 
 class DroppedOut(ItemOut):
-    reason: str
+    reason: str = Field(description='why it is not in the pack: "budget" (did not fit), "duplicate" (served '
+                                    'once already), "covered" (items in the pack already state every message '
+                                    'it cites) or "empty"')
 
 
 class SectionOut(Schema):

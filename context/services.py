@@ -305,6 +305,17 @@ def _covered(item: Item, cited: set[int]) -> bool:
     return False
 
 
+def _covers(item: Item) -> frozenset[int]:
+    """The messages an item states (packing.PackItem.covers): its sources when it is of a
+    kind that says what they say (COVERING_KINDS), else none. Packing drops an item whose
+    messages the pack already states — only the pack, not every better-ranked candidate as
+    recall does (_diverse): a long episode dropped for budget must not take the short turn
+    that carries the same evidence down with it."""
+    if item.kind not in COVERING_KINDS:
+        return frozenset()
+    return frozenset(s["interaction_id"] for s in item.sources)
+
+
 def _diverse(items: Iterable[Item], limit: int) -> list[Item]:
     """The best items, skipping one whose every source a better item already cites."""
     chosen, cited = [], set()
@@ -421,15 +432,12 @@ def context_pack(request: PackRequest, *, actor: Actor) -> PackLog:
         sections["retrieval"].append(packing.PackItem(key=("working_memory", item.id), section="retrieval",
                                                       text=f"- (in focus) {item.text}", score=item.score,
                                                       payload={"item": item}))
-    cited: set[int] = set()
     for item in all_ranked:
         if item.kind == "memory" and item.type == "censor":
             continue  # censors come as warnings
-        if _covered(item, cited):
-            continue
         sections[_section_for(item)].append(packing.PackItem(key=(item.kind, item.id), section=_section_for(item),
                                                              text=render(item), score=item.score,
-                                                             payload={"item": item}))
+                                                             payload={"item": item}, covers=_covers(item)))
     counter = get_token_counter()
     try:
         built = packing.pack(sections, total_budget=request.budget_tokens, count_tokens=counter.count,

@@ -14,9 +14,17 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from hypothesis import settings as hypothesis_settings
 
 from mnemo import embedded_db
 from tests.helpers import CHROMIUM, SHOTS, ApiClient
+
+# Hypothesis fails an example that takes over 200 ms by default: a timing assertion, which
+# a loaded 2-core machine or CI can trip at random (a test_packing property failed once at
+# load ~12 and passed on three re-runs; the message was not kept, so a deadline is the likely
+# cause, not a proven one). Properties here are about results, never speed.
+hypothesis_settings.register_profile("mnemo", deadline=None)
+hypothesis_settings.load_profile("mnemo")
 
 
 @pytest.fixture(scope="session")

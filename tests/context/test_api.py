@@ -117,8 +117,45 @@ def test_a_small_budget_drops_items_and_says_why(api, workspace):
     pack = api.post("/context", {"query": "Caroline", "budget_tokens": 100}).json()
     assert pack["tokens_used"] <= 100
     dropped = [d for s in pack["sections"] for d in s["dropped"]]
-    assert dropped and {d["reason"] for d in dropped} <= {"budget", "duplicate", "empty"}
+    assert dropped and {d["reason"] for d in dropped} <= {"budget", "duplicate", "covered", "empty"}
     assert all(s["dropped_unlisted"] == 0 for s in pack["sections"])
+
+
+def test_a_pack_spends_no_tokens_on_turns_its_episodes_already_quote(api, workspace):
+    """Issue 22 part 3: the episode in the pack quotes the turns, so the turns are dropped as
+    "covered" — and only items in the pack cover: every covered item's messages are cited by
+    packed items, and no packed item repeats only what the items before it cite."""
+    log_chat(workspace)
+    pack = api.post("/context", {"query": "What did Caroline and Melanie talk about?", "budget_tokens": 1800}).json()
+    cited: set[int] = set()
+    for section in pack["sections"]:
+        for item in section["items"]:
+            ids = {s["interaction_id"] for s in item["sources"]}
+            if item["kind"] in ("interaction", "memory", "summary"):
+                assert not ids or not ids <= cited, f"{item['kind']} {item['id']} adds no evidence"
+            cited |= ids
+    covered = [d for s in pack["sections"] for d in s["dropped"] if d["reason"] == "covered"]
+    assert covered, "the chat's turns are quoted by its episode: some turn is covered"
+    assert all({s["interaction_id"] for s in d["sources"]} <= cited for d in covered)
+
+
+def test_a_turn_is_packed_when_the_episode_quoting_it_does_not_fit(api, workspace):
+    """What was dropped for budget covers nothing: with room for a turn but not for the
+    episode, the turn (the evidence) is in the pack."""
+    # Each turn ~30 tokens, so the episode quoting all six (~200) cannot fit in 100.
+    log_chat(workspace, [(who, f"{text} {' '.join(['Anyway, that is what happened to me this week.'] * 2)}")
+                         for who, text in CHAT])
+    query = {"query": "What did Caroline and Melanie talk about?", "types": ["episodic", "interaction"]}
+    ranked = api.post("/recall", {**query, "limit": 3}).json()["results"]
+    assert ranked[0]["kind"] == "memory", "the episode ranks first, above the turns it quotes"
+    response = api.post("/context", {**query, "budget_tokens": 100})
+    assert response.status_code == 200, response.json()
+    pack = response.json()
+    packed = [i for s in pack["sections"] for i in s["items"]]
+    dropped = {(d["kind"], d["id"]): d["reason"] for s in pack["sections"] for d in s["dropped"]}
+    assert dropped[("memory", ranked[0]["id"])] == "budget", "the episode must not fit in this budget"
+    quoted = {s["interaction_id"] for s in ranked[0]["sources"]}
+    assert any(i["kind"] == "interaction" and i["id"] in quoted for i in packed), "a turn the episode quotes"
 
 
 def test_a_pack_lists_its_best_dropped_items_and_counts_the_rest(api, workspace, settings):

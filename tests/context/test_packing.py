@@ -381,3 +381,61 @@ def test_the_wordpiece_lower_bound_of_ascii_text_counts_every_word(text):
     flat = text.replace("\n", " ").replace("\t", " ").replace("\r", " ")
     assert bound == (len(_COUNTED_WORD.findall(flat)) if flat.isprintable() else 0)
     assert bound <= _WORDPIECE.count(text)
+
+
+# --- coverage (issue 22 part 3): a line adds nothing when the pack already states its messages
+
+
+def covering(key, covers, text=None, section="retrieval", score=0.5) -> PackItem:
+    return PackItem(key=key, section=section, text=text or f"item {key}", score=score, covers=frozenset(covers))
+
+
+def _reasons(result) -> dict:
+    return {i.key: reason for s in result.sections for i, reason in s.dropped}
+
+
+def _packed(result) -> list:
+    return [i.key for s in result.sections for i in s.items]
+
+
+def test_a_turn_an_item_in_the_pack_already_states_is_dropped_as_covered():
+    episode = covering("episode", {1, 2, 3, 4, 5}, text="On 8 May Caroline and Melanie talked: a b c d e")
+    result = pack({"retrieval": [episode, covering("turn 3", {3}), covering("turn 9", {9})]}, total_budget=100,
+                  count_tokens=words)
+    assert _packed(result) == ["episode", "turn 9"]
+    assert _reasons(result) == {"turn 3": "covered"}
+
+
+def test_an_item_dropped_for_budget_covers_nothing():
+    """The long episode does not fit; the short turn it quotes still carries the evidence."""
+    episode = covering("episode", {1, 2, 3}, text=" ".join(["word"] * 50))
+    result = pack({"retrieval": [episode, covering("turn 2", {2}, text="the turn")]}, total_budget=20,
+                  count_tokens=words)
+    assert _packed(result) == ["turn 2"]
+    assert _reasons(result) == {"episode": "budget"}
+
+
+def test_coverage_needs_every_message_and_crosses_sections():
+    preference = covering("pref", {7}, section="preference")
+    partly = covering("partly", {7, 8})  # states message 8 too: it adds evidence
+    again = covering("again", {7, 8})  # now every message is in the pack
+    nothing = covering("nothing", set())  # states no message (an entity card): never "covered"
+    result = pack({"preference": [preference], "retrieval": [partly, again, nothing]}, total_budget=200,
+                  count_tokens=words)
+    assert _packed(result) == ["pref", "partly", "nothing"]
+    assert _reasons(result) == {"again": "covered"}
+
+
+@given(st.lists(st.tuples(st.frozensets(st.integers(0, 8), max_size=3), st.integers(1, 12)), max_size=25),
+       st.integers(0, 60))
+@settings(max_examples=300)
+def test_no_packed_line_is_covered_by_the_lines_before_it(specs, budget):
+    items = [covering(n, covers, text=" ".join(["w"] * length)) for n, (covers, length) in enumerate(specs)]
+    result = pack({"retrieval": items}, total_budget=budget, count_tokens=words)
+    stated: set = set()
+    for packed in result.sections[-1].items:
+        assert not packed.covers or not packed.covers <= stated
+        stated |= packed.covers
+    for dropped, reason in result.sections[-1].dropped:
+        if reason == "covered":
+            assert dropped.covers <= stated
