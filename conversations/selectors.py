@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 
 from django.contrib.postgres.search import SearchQuery
@@ -134,9 +134,10 @@ def conversation_log(*, conversation: Conversation) -> QuerySet[Interaction]:
     return Interaction.objects.filter(conversation=conversation).order_by("occurred_at", "id")
 
 
-def entity_conversation_keys(*, workspace: Workspace) -> dict[int, set[str]]:
-    """entity id -> the conversation keys (thread or handle, per channel) it wrote in."""
-    rows = (Interaction.objects.filter(workspace=workspace)
+def entity_conversation_keys(*, workspace: Workspace, entity_ids: Iterable[int]) -> dict[int, set[str]]:
+    """entity id -> the conversation keys (thread or handle, per channel) it wrote in, for
+    these entities only (their messages through interaction_ws_entity, not the whole log)."""
+    rows = (Interaction.objects.filter(workspace=workspace, entity_id__in=list(entity_ids))
             .values_list("entity_id", "conversation__channel", "conversation__key").distinct())
     keys: dict[int, set[str]] = {}
     for entity_id, channel, key in rows:

@@ -683,8 +683,10 @@ def identity_links_suggest(*, workspace: Workspace) -> int:
     """Propose identity links between entities (entities' scan, seed 002: suggest, don't
     assume), with who wrote in which conversations as the co-occurrence signal: the log is
     this app's, so this app hands it over."""
-    return link_suggestions_scan(workspace=workspace,
-                                 conversation_keys=selectors.entity_conversation_keys(workspace=workspace))
+    return link_suggestions_scan(
+        workspace=workspace,
+        conversation_keys=lambda entity_ids: selectors.entity_conversation_keys(workspace=workspace,
+                                                                                entity_ids=entity_ids))
 
 
 def workspaces_index_missing(*, limit: int = 100) -> list[int]:

@@ -3,7 +3,7 @@ the conservative suggestion job (seed 002: suggest, don't assume; never auto-mer
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -108,13 +108,16 @@ def identity_verify(*, identity: Identity, actor: Actor) -> Identity:
     return identity
 
 
-def link_suggestions_scan(*, workspace: Workspace, conversation_keys: Mapping[int, set[str]],
+def link_suggestions_scan(*, workspace: Workspace,
+                          conversation_keys: Callable[[set[int]], Mapping[int, set[str]]],
                           max_pairs: int = 200_000) -> int:
     """Propose links between identities of different entities that look like the same
     person. Writes LinkSuggestion rows only (for a person to accept or reject): it never
     links or merges. A pair proposed before — accepted or rejected — is not proposed again.
-    `conversation_keys`: entity id -> the conversation keys it took part in (threads and
-    handles), from the log's owner (conversations.services.identity_links_suggest).
+    `conversation_keys(entity_ids)`: entity id -> the conversation keys it took part in
+    (threads and handles), from the log's owner (conversations.services.identity_links_suggest),
+    asked only for the entities of the candidate pairs: the scan reads their messages, not
+    the whole log (at 1M interactions, all of it took 4.85 s).
     Returns how many suggestions were added."""
     from entities.similarity import SUGGEST_THRESHOLD, Handle, handle_tokens, normalise_name, score_link
 
@@ -139,7 +142,7 @@ def link_suggestions_scan(*, workspace: Workspace, conversation_keys: Mapping[in
                 if len(pairs) >= max_pairs:
                     break
     by_id = {identity.pk: identity for identity in identities}
-    threads = conversation_keys
+    threads = conversation_keys({by_id[pk].entity_id for pair in pairs for pk in pair}) if pairs else {}
     proposals = []
     for a_id, b_id in sorted(pairs):
         a, b = by_id[a_id], by_id[b_id]

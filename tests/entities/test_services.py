@@ -85,6 +85,28 @@ def test_suggestions_propose_but_never_link_or_merge(workspace):
     assert conversation_services.identity_links_suggest(workspace=workspace) == 0
 
 
+def test_the_scan_reads_only_the_candidate_pairs_messages_and_counts_shared_threads(workspace, monkeypatch):
+    """Who wrote in which conversations (the co-occurrence signal) is read for the entities
+    of candidate pairs only, not from the whole log; and it still counts: two handles in
+    the same threads are named as a reason."""
+    from conversations import selectors as conversation_selectors
+
+    for day, thread in enumerate(("standup", "release", "retro")):
+        log(workspace, "chat", "ada", "Ada Lovelace", f"Notes for the {thread}.", T0 + timedelta(days=day), thread)
+        log(workspace, "chat", "ada.l", "Ada Lovelace", f"More on the {thread}.", T0 + timedelta(days=day, hours=1),
+            thread)
+    grace = person(workspace, "Grace Hopper", "chat", "grace")
+    asked = []
+    keys = conversation_selectors.entity_conversation_keys
+    monkeypatch.setattr(conversation_selectors, "entity_conversation_keys",
+                        lambda **kwargs: asked.append(set(kwargs["entity_ids"])) or keys(**kwargs))
+    assert conversation_services.identity_links_suggest(workspace=workspace) == 1
+    suggestion = LinkSuggestion.objects.get()
+    pair = {suggestion.identity.entity_id, suggestion.entity_id}
+    assert asked == [pair] and grace.pk not in pair
+    assert any("same conversations" in reason for reason in suggestion.reasons), suggestion.reasons
+
+
 def test_accepting_a_suggestion_merges_the_two(workspace):
     person(workspace, "Ada Lovelace", "slack", "U1")
     person(workspace, "Ada Lovelace", "email", "ada.lovelace@example.com")
