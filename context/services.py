@@ -42,6 +42,7 @@ from gaps import selectors as gap_selectors
 from memory import selectors as memory_selectors
 from memory import timeexpr
 from memory.decay import days_between
+from memory.extraction.episodes import dated_lines
 
 MAX_LIMIT = 100
 MIN_BUDGET = 100
@@ -352,6 +353,10 @@ def render(item: Item) -> str:
         return f"- {item.text}"
     if item.kind in ("entity", "relationship"):
         return f"- {item.text}"
+    if item.kind == "memory" and item.type == "episodic" and (parts := dated_lines(item.text)):
+        # Issue 22 part 3: "On 8 May 2023, Caroline and Melanie talked." said as its days
+        # alone (every line names its speaker): ~12 tokens an episode, the pack holds more.
+        return f"- [{parts[0]}] {parts[1]}"
     return f"- {when}{item.text}"
 
 

@@ -81,6 +81,19 @@ def _line(order: int, turn: Turn, speaker: str, names: frozenset[str]) -> _Line 
     return _Line(order, turn.id, speaker, sentence, f"{speaker}: {annotate(_clipped(sentence), turn.occurred_at)}", score)
 
 
+# The first line of an episode's text: its days and who talked (names may hold commas,
+# the days never do).
+_HEADER = re.compile(r"On (?P<when>[^,\n]+), [^\n]+ talked\.")
+
+
+def dated_lines(text: str) -> tuple[str, str] | None:
+    """(its days, its quoted lines) when `text` is an episode's as `episode` writes it, else
+    None: a pack says the days and lets each line name its speaker, without the header."""
+    header, _, lines = text.partition("\n")
+    found = _HEADER.fullmatch(header)
+    return (found["when"], lines) if found and lines.strip() else None
+
+
 def _render(header: str, lines: Sequence[_Line]) -> str:
     return "\n".join([header, *(line.rendered for line in lines)])
 

@@ -112,6 +112,33 @@ def test_a_pack_fits_its_budget_in_trust_order_and_is_logged(api, admin_api, wor
     assert logged["text"] == pack["text"] and logged["sections"] == pack["sections"]
 
 
+def test_an_episode_in_a_pack_says_its_days_and_its_lines_only(api, workspace):
+    # Issue 22 part 3: the episode's header ("On 8 May 2023, Caroline and Melanie talked.")
+    # is said as its date alone; every line names its speaker. The budget holds more.
+    log_chat(workspace)
+    pack = api.post("/context", {"query": "support group", "types": ["episodic"], "budget_tokens": 2000}).json()
+    episode = next(i for s in pack["sections"] for i in s["items"] if i["type"] == "episodic")
+    assert episode["text"].startswith("On 8 May 2023, Caroline and Melanie talked.\n")  # stored as written
+    assert "talked." not in pack["text"]
+    assert pack["text"].count("[8 May 2023]") == 1 and "On 8 May 2023" not in pack["text"], pack["text"]
+    assert "\n- [8 May 2023] Caroline: " in "\n" + pack["text"]
+    assert "Melanie: " in pack["text"]  # the lines after the first keep their speakers
+
+
+def test_only_an_episodes_header_is_folded_into_its_date():
+    from context.services import Item, render
+
+    fact = Item(kind="memory", id=1, text="Caroline moved from Sweden four years ago.", score=0.5, score_breakdown={},
+                certainty="extracted", confidence=0.9, status="active", type="fact", occurred_at=T0, speaker="")
+    assert render(fact) == "- [8 May 2023] Caroline moved from Sweden four years ago."
+    episode = Item(**{**fact.__dict__, "type": "episodic",
+                      "text": "On 8\u20139 May 2023, Caroline, Jon and Melanie talked.\nJon: We met.\nMelanie: Hi."})
+    assert render(episode) == "- [8\u20139 May 2023] Jon: We met.\nMelanie: Hi."
+    # Not an episode's header (or nothing after it): rendered as any memory.
+    for text in ("On 8 May 2023, Caroline and Melanie talked.", "On Monday we talked.\nJon: We met."):
+        assert render(Item(**{**episode.__dict__, "text": text})) == f"- [8 May 2023] {text}"
+
+
 def test_a_small_budget_drops_items_and_says_why(api, workspace):
     log_chat(workspace)
     pack = api.post("/context", {"query": "Caroline", "budget_tokens": 100}).json()

@@ -550,6 +550,19 @@ def test_an_episode_over_two_days_says_so():
     assert episode(turns).text.startswith("On 8\u20139 May 2023, Jon and Gina talked.")
 
 
+def test_an_episodes_text_splits_into_its_days_and_its_lines():
+    from memory.extraction.episodes import dated_lines
+
+    drafted = episode(SESSION)
+    when, lines = dated_lines(drafted.text)
+    assert when == "8 May 2023" and lines == drafted.text.split("\n", 1)[1]
+    many = _turns(*((name, f"I went hiking with the {name} family on Sunday.") for name in ("Ada", "Bo", "Cy", "Di", "Ed")),
+                  gap=timedelta(days=1))
+    assert dated_lines(episode(many).text)[0] == "8\u201312 May 2023"  # "Ada, Bo, Cy and 2 others talked."
+    assert dated_lines("On 8 May 2023, Jon and Gina talked.") is None  # a header and no line
+    assert dated_lines("Jon lost his job at the bank.") is None
+
+
 def test_a_long_episode_stays_within_budget_dropping_the_least_informative_turns_in_order():
     filler = "I went to the market and bought some bread and cheese for the picnic with the neighbours."
     rich = "I finished my first marathon in Boston yesterday with a time of 3 hours and 41 minutes, a personal best!"
