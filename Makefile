@@ -35,6 +35,8 @@ $(CHROMIUM):
 # (2026-11-26) reported 2,472 of 2,602 tests: the 131 schemathesis tests had one id under
 # pytest 9.2, and the scheduler ran one of them. tests/conftest.py now gives them their own
 # ids, makes xdist_group work again, and fails a run that reports fewer tests than it collected.
+# Its first whole run after that reported all 2,602 (53 min 56 s at nice 19, load 7-12; a
+# quiet run's time is not yet measured: bench/RESULTS.md, "`make test` time").
 TEST_WORKERS ?= 2
 test: $(STAMP) $(CHROMIUM)
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup
