@@ -29,7 +29,10 @@ def workspace_view(role: str = Role.VIEWER):
                                     "ends.", status=409, content_type="text/plain; charset=utf-8")
             request.workspace = membership.workspace
             request.membership = membership
-            request.session["last_workspace"] = membership.workspace.slug
+            # Written only when it changes: a session written on every page is three more
+            # statements and a commit per request (issue 21, the review queue's timings).
+            if request.session.get("last_workspace") != membership.workspace.slug:
+                request.session["last_workspace"] = membership.workspace.slug
             return view(request, *args, **kwargs)
 
         return wrapper

@@ -108,7 +108,8 @@ def pending_item_count(workspace: Workspace) -> int:
 
 # --- claims ------------------------------------------------------------------------------------
 
-def _narrowing(f: ItemFilter) -> bool:
+def narrowing(f: ItemFilter) -> bool:
+    """Whether a filter narrows the pending items (the status alone does not)."""
     return any(value not in (None, "") for name, value in vars(f).items() if name != "status")
 
 
@@ -122,7 +123,7 @@ def claims(*, workspace: Workspace | int, status: str | None = ClaimStatus.PENDI
     if status:
         rows = rows.filter(status=status)
     f = filters or ItemFilter(status=None)
-    if _narrowing(f):
+    if narrowing(f):
         facet_status = ReviewStatus.PENDING if status == ClaimStatus.PENDING else None
         facets = review_items(workspace=workspace_id, filters=replace(f, status=facet_status))
         rows = rows.filter(pk__in=facets.order_by().values("claim_id"))

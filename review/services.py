@@ -31,6 +31,7 @@ from core.services import SYSTEM, Actor, audit_record, audit_record_many
 from review.claims import OpenClaim, claim_join
 from review.models import Claim, ClaimStatus, Decision, ReviewItem, ReviewStatus
 from review.registry import Gone, kind_get
+from review.selectors import PROPOSER
 from webhooks.services import deliveries_erase, webhooks_emit_many
 
 ACTIONS = ("approve", "reject", "merge", "both")
@@ -346,8 +347,10 @@ def review_decide_many(*, workspace_id: int, item_ids: list[int], actor: Actor, 
     result = BulkResult()
     with transaction.atomic():
         _lock_claims(ReviewItem.objects.filter(workspace_id=workspace_id, pk__in=ids).values_list("claim_id", flat=True))
+        # With what the answer shows of each item (its proposer: review.selectors.PROPOSER), read
+        # here at once rather than item by item afterwards.
         items = {item.pk: item for item in ReviewItem.objects.select_for_update(no_key=True, of=("self",))
-                 .select_related("decided_by", "workspace").filter(workspace_id=workspace_id, pk__in=ids)}
+                 .select_related("decided_by", "workspace", *PROPOSER).filter(workspace_id=workspace_id, pk__in=ids)}
         missing = [i for i in ids if i not in items]
         if missing:
             raise NotFound(f"No review item {missing[0]} in this workspace.", details={"missing": missing})

@@ -133,7 +133,9 @@ OPENED: dict[str, dict[str, Callable]] = {
 KEYBOARD_DIALOGS: dict[str, dict[str, tuple[str, str]]] = {
     "review": {
         "#shortcuts": ("document.querySelector('#queue article.item.current') || document.body", "?"),
-        "dialog.merge-confirm": ("document.querySelector('button.merge-into')", "Enter"),
+        # The card that offers a merge is made the current one first: from 1200 px only its detail shows.
+        "dialog.merge-confirm": ("(b => { if (b) b.closest('article.item').click(); return b; })"
+                                 "(document.querySelector('button.merge-into'))", "Enter"),
         "#bulk-matching": ("document.getElementById('select-matching')", "Enter"),
     },
 }
@@ -168,12 +170,17 @@ def _tab_check(page, label: str, keyboard: dict[str, list[str]]) -> int:
 
 
 def _open_a_merge_dialog(page) -> None:
-    # Each card's similar items load when the card comes into view (hx-trigger="intersect").
-    boxes = page.locator(".similar-box")
-    for n in range(boxes.count()):
-        boxes.nth(n).scroll_into_view_if_needed()
-    page.wait_for_load_state("networkidle")
-    page.locator("button.merge-into").first.click()
+    # Each card's similar items load when its detail comes into view (hx-trigger="intersect");
+    # in the list + detail layout (from 1200 px) only the current card's shows: j walks the cards.
+    for _ in range(page.locator("#queue article.item").count()):
+        box = page.locator("#queue article.item.current .similar-box")
+        if box.count():
+            box.scroll_into_view_if_needed()
+            box.locator("ul.similar, p").first.wait_for(state="attached")  # loaded: a list, or "No similar…"
+            if box.locator("button.merge-into").count():
+                break
+        page.keyboard.press("j")
+    page.locator("#queue article.item.current button.merge-into").first.click()
 
 
 def _create_a_key(page) -> None:
@@ -300,14 +307,22 @@ def seed(workspace, owner, make_key) -> Seed:
     from entities.models import Entity
     from gaps.models import CapabilityGap
     from memory import services as memory_services
+    from review import selectors
+    from review import views as review_views
     from tests.gaps.test_api import ASKED_THREE_WAYS, T0, log_exchange, process
     from tests.gaps.test_censored import PASSWORD_ASK, PASSWORD_NO, censor
     from tests.review import factories
     from tests.review.test_claims_api import derive
+    from tests.review.test_triage_browser import candidate
     from webhooks import services as webhook_services
 
+    # More cards than one page holds, older than the rest (the first page keeps a card of every
+    # kind): the queue offers "Select all N matching", whose dialog the keyboard check opens.
+    for n in range(review_views.PAGE_SIZE):
+        candidate(workspace, 100 + n)
     kinds = factories.every_kind(workspace)  # a pending review item of every kind, a conflict
     derive(workspace)  # a claim with four facets
+    assert selectors.pending_count(workspace) > review_views.PAGE_SIZE
     key, plaintext = make_key(workspace, scopes="read,write", name="ingest-agent")
     api = ApiClient(plaintext)
     for n, (channel, person, request, answer) in enumerate(ASKED_THREE_WAYS):  # a gap with a TODO

@@ -71,6 +71,7 @@ def walk(page) -> str:
 def test_tab_reaches_every_control_of_the_review_queue_each_with_a_visible_ring(page, owner, workspace):
     factories.every_kind(workspace)
     derive(workspace)
+    page.set_viewport_size({"width": 1100, "height": 900})  # the stacked cards: every card's actions show
     page.add_init_script(KEYBOARD_INIT)
     log_in(page, owner)
     page.goto("/w/acme/review/")
@@ -97,3 +98,28 @@ def test_tab_reaches_every_control_of_the_api_keys_page_each_with_a_visible_ring
     focused = walk(page)
     for control in ('"Create key"', "input", "summary"):
         assert control in focused, control
+
+
+def test_in_the_list_and_detail_layout_tab_reaches_every_card_and_the_current_cards_actions(page, owner, workspace):
+    """From 1200 px only the current card's detail shows (j/k change it): Tab reaches every
+    card's checkbox in the list and the current card's facets and buttons, each with a ring."""
+    factories.every_kind(workspace)
+    derive(workspace)  # the newest card, current on arrival: a claim of four facets
+    page.add_init_script(KEYBOARD_INIT)
+    log_in(page, owner)
+    page.goto("/w/acme/review/")
+    assert "list-detail" in page.get_attribute("#review-app", "class")
+    focused = walk(page)
+    cards = page.locator("#queue article.item").count()
+    assert focused.count("input.select") == cards > 5
+    assert focused.count("input.facet-tick") == 4
+    for control in ("button.approve", "button.reject", "button.link.show-shortcuts"):
+        assert control in focused, control
+    assert "button.both" not in focused  # the conflict card's detail is not shown until it is current
+    page.keyboard.press("Escape")
+    page.evaluate("document.querySelector('#queue article.item.current').focus()")
+    for _ in range(cards):
+        if page.get_attribute("#queue article.item.current", "aria-label").startswith("Contradiction"):
+            break
+        page.keyboard.press("j")
+    assert "button.both" in walk(page)

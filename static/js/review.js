@@ -49,6 +49,29 @@
     const actions = item.querySelector("form.actions:not([hidden])");
     if (actions) actions.scrollIntoView({block: "nearest"});
   }
+  // Wide screens (issue 21 part 3): the list of cards on the left, the current card's detail
+  // beside it (mnemo.css: its own .detail, fixed there). The pane starts where the queue does,
+  // below the bulk bar, and never reaches the toast's strip at the bottom.
+  const wide = window.matchMedia("(min-width: 1200px)");
+  function placePane() {
+    const queue = document.getElementById("queue");
+    if (!wide.matches || !queue) return;
+    const box = queue.getBoundingClientRect();
+    const bar = document.getElementById("bulk");
+    const top = Math.max(0, box.top, bar ? bar.getBoundingClientRect().bottom : 0) + 8;
+    app.style.setProperty("--pane-top", top + "px");
+    app.style.setProperty("--pane-left", (box.left + box.width * 0.4 + 16) + "px");
+    app.style.setProperty("--pane-width", (box.width * 0.6 - 16) + "px");
+  }
+  function layout() {
+    app.classList.toggle("list-detail", wide.matches);
+    placePane();
+  }
+  wide.addEventListener("change", layout);
+  window.addEventListener("resize", placePane);
+  window.addEventListener("scroll", placePane, {passive: true});
+  layout();
+
   function hide(list) {
     const all = items();
     const after = all.find((el) => all.indexOf(el) > all.indexOf(list[list.length - 1]) && !list.includes(el));
@@ -70,17 +93,25 @@
     });
     setCurrent(list[0]);
   }
-  // Reload the emptied page only once nothing waits to be sent: a reload before the last
-  // decision went out would show its card again.
+  // Reload the emptied page only once nothing waits to be sent and every decision sent has
+  // been answered: a reload before the server decided a card would show that card again (and
+  // a key pressed on it decides it twice: 409). One reload at a time: two answers arriving
+  // while it loads would swap the same cards in twice, and htmx's settling of the second swap
+  // takes the current card's mark away.
+  let reloading = false;
+  let sending = 0;
   function refreshIfEmpty() {
-    if (!items().length && pending === null && window.htmx) {
-      htmx.ajax("GET", window.location.pathname + window.location.search, {target: "#queue", select: "#queue", swap: "outerHTML"});
+    if (!items().length && pending === null && sending === 0 && !reloading && window.htmx) {
+      reloading = true;
+      htmx.ajax("GET", window.location.pathname + window.location.search, {target: "#queue", select: "#queue", swap: "outerHTML"})
+        .finally(() => { reloading = false; });
     }
   }
 
   function send(decision, keepalive) {
     clearTimeout(decision.timer);
     clearInterval(decision.ticker);
+    sending += 1;
     return fetch(decision.url, {
       method: "POST", body: decision.body, keepalive: !!keepalive, credentials: "same-origin",
       headers: {"X-CSRFToken": csrf(), "X-Requested-With": "fetch"},
@@ -99,11 +130,13 @@
       // The server names the event other panels refresh on (HX-Trigger), as for htmx requests.
       const event = response.headers.get("HX-Trigger");
       if (event && window.htmx) htmx.trigger(document.body, event);
-      refreshIfEmpty();
     })).catch(() => {
       fail("The decision could not be sent; nothing changed.");
       show(decision.items);
       adjustCount(decision.items.length);
+    }).finally(() => {
+      sending -= 1;
+      refreshIfEmpty();
     });
   }
   function flush(keepalive) {
@@ -378,9 +411,11 @@
   document.body.addEventListener("htmx:afterSwap", (event) => {
     if (current && event.detail.target && event.detail.target.classList.contains("similar-box")) reveal(current);
   });
-  document.body.addEventListener("htmx:afterSwap", (event) => {
+  document.body.addEventListener("htmx:afterSettle", (event) => {
     // The queue reloaded (its page emptied, or a decision by filter): keep the keys working.
-    if (event.detail.target && event.detail.target.id === "queue") {
+    // After settling: htmx puts back the new cards' own attributes then, class included.
+    if (event.target.id === "queue") {
+      placePane();
       current = null;
       allMatching = false;
       updateSelected();

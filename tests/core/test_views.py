@@ -77,6 +77,26 @@ def test_the_switcher_lists_only_the_users_memberships(client, owner, outsider, 
     assert client.get("/")["Location"] == "/w/initech/"
 
 
+def test_the_last_workspace_is_written_to_the_session_only_when_it_changes(client, owner):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    third = services.workspace_create(name="Initech", slug="initech")
+    services.membership_set(workspace=third, user=owner, role="viewer")
+    client.force_login(owner)
+
+    def session_writes(path: str) -> int:
+        with CaptureQueriesContext(connection) as queries:
+            assert client.get(path).status_code == 200
+        return sum(1 for q in queries.captured_queries if q["sql"].startswith(("UPDATE \"django_session\"",
+                                                                              "INSERT INTO \"django_session\"")))
+
+    assert session_writes("/w/acme/") == 1
+    assert session_writes("/w/acme/") == 0  # the same workspace again: nothing to write
+    assert session_writes("/w/initech/") == 1
+    assert client.get("/")["Location"] == "/w/initech/"
+
+
 def test_a_user_without_any_membership_is_told_so(client, db):
     from django.contrib.auth import get_user_model
 

@@ -338,3 +338,25 @@ def test_merging_or_graduating_outside_the_queue_withdraws_the_items(api, target
 
 def test_the_kind_filter_names_every_layers_kind():
     assert set(get_args(KindName)) == set(kinds())
+
+
+def test_a_bulk_answer_reads_the_items_proposers_with_the_items_not_one_by_one(api, workspace, make_key):
+    """Each decided item says who proposed it (the key that logged its message): read with the
+    locked items, not with a query per item (500 of them for 500 ids before, issue 21)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from conversations.services import InteractionItem, interactions_log
+
+    key, _ = make_key(workspace, scopes="read,write", name="logger")
+    [logged] = interactions_log(workspace=workspace, api_key=key, items=[InteractionItem(
+        channel="slack", channel_id="U1", sender_name="Ada", content=factories.MESSAGE)])
+    memories = [factories.memory_candidate(workspace, text=f"Claim {n}.", rule="claims.rule") for n in range(6)]
+    items = [factories.item_for("memory", m) for m in memories]
+    ReviewItem.objects.filter(pk__in=[i.pk for i in items]).update(source_interaction_id=logged.id)
+    with CaptureQueriesContext(connection) as queries:
+        body = api.post("/candidates/promote", {"ids": [i.pk for i in items]}).json()
+    assert [i["proposed_by"]["key_name"] for i in body["decided"]] == ["logger"] * 6
+    reads = [q["sql"] for q in queries.captured_queries
+             if q["sql"].startswith("SELECT") and 'FROM "conversations_interaction"' in q["sql"].split(" WHERE ")[0]]
+    assert reads == []

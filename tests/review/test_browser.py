@@ -161,7 +161,9 @@ def test_similar_items_load_for_cards_that_slide_into_view_after_a_decision(page
     must load their similar items all the same."""
     for n in range(10):
         factories.entity_candidate(workspace, name=f"Gadget {n}")
-    page.set_viewport_size({"width": 1280, "height": 1200})  # room for two cards (each says why since part 2)
+    # Room for two cards (each says why since part 2), stacked: from 1200 px only the current
+    # card's detail shows (test_list_detail_browser.py).
+    page.set_viewport_size({"width": 1100, "height": 1200})
     log_in(page, teammate)
     page.goto("/w/acme/review/")
     page.wait_for_function("document.querySelectorAll('#queue ul.similar').length > 0")

@@ -324,3 +324,28 @@ def test_chip_counts_from_one_scan_equal_a_group_by_per_chip(workspace, targets)
                     assert counts == sorted(counts, reverse=True)  # most first; a chosen value with 0 last
                     checked += 1
     assert checked == len(kinds) * len(rules) * len(types) * 3
+
+
+def _counts(queries, table: str) -> int:
+    return sum(1 for q in queries if q["sql"].startswith("SELECT COUNT(*)") and f'FROM "{table}"' in q["sql"])
+
+
+def test_the_unfiltered_queue_counts_its_claims_once_for_the_page_and_the_badge(client, teammate, targets):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    client.force_login(teammate)
+    for headers in ({}, {"HX-Request": "true"}):
+        with CaptureQueriesContext(connection) as queries:
+            client.get("/w/acme/review/", headers=headers)
+        assert _counts(queries.captured_queries, "review_claim") == 1
+    assert 'aria-label="8 pending">8</span>' in client.get("/w/acme/review/").content.decode()
+    # Filtered, the page counts its matches and the badge still counts every pending claim.
+    assert 'aria-label="8 pending">8</span>' in client.get("/w/acme/review/?kind=entity").content.decode()
+
+
+@pytest.mark.parametrize("query", ["", "?kind=memory", "?kind=conflict", "?rule=preference.favorite", "?q=Ada"])
+def test_the_conflict_inbox_link_counts_every_pending_conflict_whatever_the_filters(client, teammate, targets, query):
+    client.force_login(teammate)
+    html = client.get(f"/w/acme/review/{query}").content.decode()
+    assert "Conflict inbox (1)" in html
