@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from django.conf import settings
@@ -85,12 +85,18 @@ class Item:
     occurred_at: datetime | None
     speaker: str
     sources: list[dict] = field(default_factory=list)
+    # A pattern served in place of one of its sources: that source (memory id, text, time);
+    # `sources` are then its interactions (see _families).
+    via: dict | None = None
 
     def as_dict(self) -> dict:
-        return {"kind": self.kind, "id": self.id, "text": self.text, "score": round(self.score, 6),
+        data = {"kind": self.kind, "id": self.id, "text": self.text, "score": round(self.score, 6),
                 "score_breakdown": {k: round(v, 6) for k, v in self.score_breakdown.items()},
                 "certainty": self.certainty, "confidence": self.confidence, "status": self.status, "type": self.type,
                 "occurred_at": self.occurred_at, "speaker": self.speaker, "sources": self.sources}
+        if self.via is not None:
+            data["via"] = self.via
+        return data
 
 
 # Kinds a caller may ask for: the memory types, and the other searchable kinds.
@@ -161,7 +167,7 @@ def _item(hit: Hit, scored: scoring.Scored) -> Item:
     return Item(kind=hit.kind, id=hit.id, text=hit.text, score=scored.score, score_breakdown=scored.breakdown,
                 certainty=hit.certainty, confidence=hit.confidence, status=hit.status, type=hit.type,
                 occurred_at=hit.occurred_at, speaker=hit.speaker,
-                sources=[{"interaction_id": i, "external_id": e} for i, e in hit.sources])
+                sources=[{"interaction_id": i, "external_id": e} for i, e in hit.sources], via=hit.via)
 
 
 _QUERY_EMBEDDING = ThreadPoolExecutor(max_workers=4, thread_name_prefix="mnemo-query-embedding")
@@ -255,7 +261,60 @@ def ranked(request: RecallRequest, *, meanwhile: Callable[[list[int]], object] |
     scored = [(by_key[s.candidate.key], s) for s in (*head, *first[CONCEPT_DEPTH:])]
     if settings.MNEMO_RECALL_MULTIHOP and "interaction" in kinds:
         scored = _second_round(filters, query, links, scored, embedding)
+    scored = _families(filters, scored, embedding)
     return Ranking(scored, entity_ids, found.get("meanwhile"), embedding)
+
+
+def _families(filters: Filters, scored: list[tuple[Hit, scoring.Scored]],
+              vector: Callable[[], list[float]]) -> list[tuple[Hit, scoring.Scored]]:
+    """Consolidation's families served once (issue 19 part 1): a pattern is never served
+    beside the sources it cites. A source that is active ranks as itself (it is specific and
+    cites its own few turns) and its pattern is left out. A source decay archived once its
+    pattern kept it is found still (memory.search), and its pattern is served in its place,
+    at the best place either ranks, citing that source's turns and carrying it as `via`: the
+    pack's line says the specific thing, the item is the pattern, and the evidence is the
+    interactions the query matched, not the pattern's dozens. A pattern found with none of
+    its sources among the candidates cites its source nearest the query. A family is served
+    once; further archived sources of a pattern already served are left out."""
+    def through(hit: Hit) -> bool:  # reached through its pattern
+        return hit.pattern_id is not None and hit.status == "archived" and not filters.include_archived
+
+    memories = [hit for hit, _ in scored if hit.kind == "memory"]
+    patterns = {hit.id: hit for hit in memories if hit.certainty == "consolidated"}
+    if not patterns and not any(hit.pattern_id for hit in memories):
+        return scored
+    specific = {hit.pattern_id for hit in memories if hit.pattern_id is not None and not through(hit)}
+    reached: dict[int, Hit] = {}
+    for hit in memories:
+        if through(hit):
+            reached.setdefault(hit.pattern_id, hit)
+    patterns |= retrieval.hits_of("memory", set(reached) - set(patterns))
+    alone = sorted(pk for pk in patterns if pk not in specific and pk not in reached)
+    nearest = memory_selectors.pattern_sources_nearest(pattern_ids=alone, vector=vector()) if alone else {}
+    found = retrieval.hits_of("memory", set(nearest.values()))
+    reached |= {pattern: found[source] for pattern, source in nearest.items() if source in found}
+    out, served = [], set()
+    for hit, s in scored:
+        if hit.kind != "memory":
+            out.append((hit, s))
+            continue
+        pattern_id = hit.pattern_id if through(hit) else hit.id if hit.id in patterns else None
+        if pattern_id is None:
+            out.append((hit, s))
+        elif pattern_id in served or pattern_id not in patterns:
+            continue
+        elif pattern_id in reached:
+            served.add(pattern_id)
+            out.append((_in_place(patterns[pattern_id], reached[pattern_id]), s))
+        elif pattern_id not in specific:  # no source to point at (all erased): as it is
+            served.add(pattern_id)
+            out.append((hit, s))
+    return out
+
+
+def _in_place(pattern: Hit, source: Hit) -> Hit:
+    return replace(pattern, sources=list(source.sources), entity_ids=pattern.entity_ids | source.entity_ids,
+                   via={"memory_id": source.id, "text": source.text, "occurred_at": source.occurred_at})
 
 
 def _second_round(filters: Filters, query: scoring.Query, links: dict, scored: list[tuple[Hit, scoring.Scored]],
@@ -341,6 +400,11 @@ def render(item: Item) -> str:
         return f"- {item.text}"
     if item.kind in ("entity", "relationship"):
         return f"- {item.text}"
+    if item.via is not None:
+        # A pattern in place of its source: the specific thing the query matched, with the
+        # pattern it belongs to (its id: the rest of the pattern is one read away).
+        at = item.via.get("occurred_at")
+        return f"- {f'[{_date(at)}] ' if at else ''}{item.via['text']} (pattern {item.id})"
     return f"- {when}{item.text}"
 
 
@@ -481,6 +545,8 @@ def _item_json(item: Item) -> dict:
     data = item.as_dict()
     # As the API renders a datetime ("2023-05-08T13:56:00Z"): the log is sent as it is stored.
     data["occurred_at"] = _JSON.default(item.occurred_at) if item.occurred_at else None
+    if item.via is not None and item.via.get("occurred_at"):
+        data["via"] = item.via | {"occurred_at": _JSON.default(item.via["occurred_at"])}
     return data
 
 
