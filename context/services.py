@@ -90,13 +90,10 @@ class Item:
     via: dict | None = None
 
     def as_dict(self) -> dict:
-        data = {"kind": self.kind, "id": self.id, "text": self.text, "score": round(self.score, 6),
+        return {"kind": self.kind, "id": self.id, "text": self.text, "score": round(self.score, 6),
                 "score_breakdown": {k: round(v, 6) for k, v in self.score_breakdown.items()},
                 "certainty": self.certainty, "confidence": self.confidence, "status": self.status, "type": self.type,
-                "occurred_at": self.occurred_at, "speaker": self.speaker, "sources": self.sources}
-        if self.via is not None:
-            data["via"] = self.via
-        return data
+                "occurred_at": self.occurred_at, "speaker": self.speaker, "sources": self.sources, "via": self.via}
 
 
 # Kinds a caller may ask for: the memory types, and the other searchable kinds.
