@@ -264,15 +264,15 @@ def ranked(request: RecallRequest, *, meanwhile: Callable[[list[int]], object] |
 
 def _families(filters: Filters, scored: list[tuple[Hit, scoring.Scored]],
               vector: Callable[[], list[float]]) -> list[tuple[Hit, scoring.Scored]]:
-    """Consolidation's families served once (issue 19 part 1): a pattern is never served
-    beside the sources it cites. A source that is active ranks as itself (it is specific and
-    cites its own few turns) and its pattern is left out. A source decay archived once its
-    pattern kept it is found still (memory.search), and its pattern is served in its place,
-    at the best place either ranks, citing that source's turns and carrying it as `via`: the
-    pack's line says the specific thing, the item is the pattern, and the evidence is the
-    interactions the query matched, not the pattern's dozens. A pattern found with none of
-    its sources among the candidates cites its source nearest the query. A family is served
-    once; further archived sources of a pattern already served are left out."""
+    """Consolidation's families (issue 19 part 1): a pattern is never served beside the
+    sources it cites. A source that is active ranks as itself (it is specific and cites its
+    own few turns) and its pattern is left out. A source decay archived once its pattern kept
+    it is found still (memory.search) and the pattern is served in its place, at its rank,
+    citing that source's turns and carrying it as `via`: the item is the pattern, the pack's
+    line says the specific thing, and the evidence is the interactions the query matched, not
+    the pattern's dozens — each matched source once (serving the pattern once per family lost
+    LoCoMo multi-hop evidence: bench/RESULTS.md). A pattern found with none of its sources
+    among the candidates cites its source nearest the query."""
     def through(hit: Hit) -> bool:  # reached through its pattern
         return hit.pattern_id is not None and hit.status == "archived" and not filters.include_archived
 
@@ -281,31 +281,23 @@ def _families(filters: Filters, scored: list[tuple[Hit, scoring.Scored]],
     if not patterns and not any(hit.pattern_id for hit in memories):
         return scored
     specific = {hit.pattern_id for hit in memories if hit.pattern_id is not None and not through(hit)}
-    reached: dict[int, Hit] = {}
-    for hit in memories:
-        if through(hit):
-            reached.setdefault(hit.pattern_id, hit)
-    patterns |= retrieval.hits_of("memory", set(reached) - set(patterns))
+    reached = {hit.pattern_id for hit in memories if through(hit)}
+    patterns |= retrieval.hits_of("memory", reached - set(patterns))
     alone = sorted(pk for pk in patterns if pk not in specific and pk not in reached)
     nearest = memory_selectors.pattern_sources_nearest(pattern_ids=alone, vector=vector()) if alone else {}
     found = retrieval.hits_of("memory", set(nearest.values()))
-    reached |= {pattern: found[source] for pattern, source in nearest.items() if source in found}
-    out, served = [], set()
+    out = []
     for hit, s in scored:
         if hit.kind != "memory":
             out.append((hit, s))
-            continue
-        pattern_id = hit.pattern_id if through(hit) else hit.id if hit.id in patterns else None
-        if pattern_id is None:
+        elif through(hit):
+            if hit.pattern_id in patterns:
+                out.append((_in_place(patterns[hit.pattern_id], hit), s))
+        elif hit.id not in patterns:
             out.append((hit, s))
-        elif pattern_id in served or pattern_id not in patterns:
-            continue
-        elif pattern_id in reached:
-            served.add(pattern_id)
-            out.append((_in_place(patterns[pattern_id], reached[pattern_id]), s))
-        elif pattern_id not in specific:  # no source to point at (all erased): as it is
-            served.add(pattern_id)
-            out.append((hit, s))
+        elif hit.id in alone:  # no source among the candidates: it points at the nearest
+            source = found.get(nearest.get(hit.id))
+            out.append((_in_place(hit, source) if source else hit, s))
     return out
 
 
@@ -488,7 +480,9 @@ def context_pack(request: PackRequest, *, actor: Actor) -> PackLog:
             continue  # censors come as warnings
         if _covered(item, cited):
             continue
-        sections[_section_for(item)].append(packing.PackItem(key=(item.kind, item.id), section=_section_for(item),
+        # A pattern may stand in for several of its sources: one line each.
+        key = (item.kind, item.id, item.via["memory_id"]) if item.via else (item.kind, item.id)
+        sections[_section_for(item)].append(packing.PackItem(key=key, section=_section_for(item),
                                                              text=render(item), score=item.score,
                                                              payload={"item": item}))
     counter = get_token_counter()
@@ -505,8 +499,8 @@ def context_pack(request: PackRequest, *, actor: Actor) -> PackLog:
         tokens_used=built.tokens_used, text=built.text, warnings=warnings,
         sections=[_section_json(s) for s in built.sections],
     )
-    served = [i.payload["item"].id for s in built.sections for i in s.items
-              if i.payload["item"].kind == "memory"]
+    served = sorted({i.payload["item"].id for s in built.sections for i in s.items
+                     if i.payload["item"].kind == "memory"})
     if served:
         # robust: the pack is served even with the broker down; the failure is logged and
         # those memories miss one access count.
