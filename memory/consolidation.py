@@ -45,9 +45,11 @@ class Settings:
     """A workspace's consolidation policy (memory.models.ConsolidationPolicy)."""
 
     enabled: bool = True
-    # Episodes are opt-in: on LoCoMo's tuning conversations their patterns (one per topic,
-    # citing dozens of turns) took ranking slots and pack tokens from the episodes and cost
-    # 3 points of R@10 and 6 of pack recall (bench/RESULTS.md, consolidation).
+    # Episodes are opt-in. Recall no longer pays for their patterns (a pattern is served in
+    # place of its sources, never beside them: within ~1 point of R@10 on LoCoMo with a year
+    # of decay), but at this distance a pair's episodes fall together whatever they are
+    # about, and by default each pattern would be a review card (bench/RESULTS.md,
+    # consolidation, second round).
     source_types: tuple[str, ...] = ("preference", "procedure")
     min_support: int = 3
     strong_support: int = 5
