@@ -18,8 +18,9 @@ served): nobody asks anything for the simulated year, which is the worst case fo
    nightly ones when nothing is served in between).
 3. `consolidated+year`: consolidation with the workspace's default policy (runs until one
    finds nothing new), then the year.
-4. `consolidated episodes+year` (`--episodes`): the policy with episodic sources and
-   patterns trusted (served), as bench/consolidation.py measured it, then the year.
+4. `consolidated episodes` and `consolidated episodes+year` (`--episodes`): the policy with
+   episodic sources and patterns trusted (served), as bench/consolidation.py measured it;
+   then, for the second, the year.
 
     .venv/bin/python bench/locomo_decay.py --var-dir /tmp/var --workspaces ws.json [--part both] [--json out.json]
 """
@@ -118,7 +119,11 @@ def memory_counts(workspaces: dict[str, int]) -> dict[str, dict[str, int]]:
         rows = Memory.objects.filter(workspace_id=workspace)
         out[sample] = {"all": rows.count(), **dict(rows.values_list("status").annotate(n=Count("id"))),
                        "active episodic": rows.filter(status="active", type="episodic").count(),
-                       "patterns": rows.filter(certainty="consolidated").count()}
+                       "patterns": rows.filter(certainty="consolidated").count(),
+                       "active patterns": rows.filter(certainty="consolidated", status="active").count(),
+                       "sources": rows.filter(consolidated_into__isnull=False).count(),
+                       "largest pattern": max(rows.filter(consolidated_into__isnull=False).values(
+                           "consolidated_into").annotate(n=Count("id")).values_list("n", flat=True), default=0)}
     return out
 
 
@@ -218,6 +223,7 @@ def main() -> None:
                  "consolidated+year": lambda: {"consolidation": consolidate(workspaces, episodes=False),
                                                "decay": decay_a_year(workspaces)}}
     if args.episodes:
+        scenarios["consolidated episodes"] = lambda: {"consolidation": consolidate(workspaces, episodes=True)}
         scenarios["consolidated episodes+year"] = lambda: {"consolidation": consolidate(workspaces, episodes=True),
                                                            "decay": decay_a_year(workspaces)}
     if args.scenarios:

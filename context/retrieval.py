@@ -110,3 +110,11 @@ def search(filters: hybrid.Filters, query: str, vector: Callable[[], list[float]
             scoped = "interaction" in searched or "memory" in searched
             hits += conversations_search.summaries(cursor, filters, lexemes, found if scoped else None).values()
     return hits
+
+
+def hits_of(kind: str, ids: set[int]) -> dict[int, hybrid.Hit]:
+    """The kind's rows as hits (no ranks): rows a ranking needs that no search found."""
+    if not ids:
+        return {}
+    with connection.cursor() as cursor:
+        return _kinds()[kind].hits(cursor, ids)

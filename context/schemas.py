@@ -56,6 +56,12 @@ class SourceOut(Schema):
     external_id: str | None
 
 
+class ViaOut(Schema):
+    memory_id: int
+    text: str
+    occurred_at: datetime | None
+
+
 class ItemOut(Schema):
     kind: str
     id: int
@@ -69,6 +75,8 @@ class ItemOut(Schema):
     occurred_at: datetime | None
     speaker: str
     sources: list[SourceOut]
+    via: ViaOut | None = Field(None, description="a pattern served in place of this source of it; "
+                                                 "`sources` are then that source's interactions")
 
 
 class RecallOut(Schema):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from django.conf import settings
@@ -86,12 +86,15 @@ class Item:
     occurred_at: datetime | None
     speaker: str
     sources: list[dict] = field(default_factory=list)
+    # A pattern served in place of one of its sources: that source (memory id, text, time);
+    # `sources` are then its interactions (see _families).
+    via: dict | None = None
 
     def as_dict(self) -> dict:
         return {"kind": self.kind, "id": self.id, "text": self.text, "score": round(self.score, 6),
                 "score_breakdown": {k: round(v, 6) for k, v in self.score_breakdown.items()},
                 "certainty": self.certainty, "confidence": self.confidence, "status": self.status, "type": self.type,
-                "occurred_at": self.occurred_at, "speaker": self.speaker, "sources": self.sources}
+                "occurred_at": self.occurred_at, "speaker": self.speaker, "sources": self.sources, "via": self.via}
 
 
 # Kinds a caller may ask for: the memory types, and the other searchable kinds.
@@ -162,7 +165,7 @@ def _item(hit: Hit, scored: scoring.Scored) -> Item:
     return Item(kind=hit.kind, id=hit.id, text=hit.text, score=scored.score, score_breakdown=scored.breakdown,
                 certainty=hit.certainty, confidence=hit.confidence, status=hit.status, type=hit.type,
                 occurred_at=hit.occurred_at, speaker=hit.speaker,
-                sources=[{"interaction_id": i, "external_id": e} for i, e in hit.sources])
+                sources=[{"interaction_id": i, "external_id": e} for i, e in hit.sources], via=hit.via)
 
 
 _QUERY_EMBEDDING = ThreadPoolExecutor(max_workers=4, thread_name_prefix="mnemo-query-embedding")
@@ -256,7 +259,52 @@ def ranked(request: RecallRequest, *, meanwhile: Callable[[list[int]], object] |
     scored = [(by_key[s.candidate.key], s) for s in (*head, *first[CONCEPT_DEPTH:])]
     if settings.MNEMO_RECALL_MULTIHOP and "interaction" in kinds:
         scored = _second_round(filters, query, links, scored, embedding)
+    scored = _families(filters, scored, embedding)
     return Ranking(scored, entity_ids, found.get("meanwhile"), embedding)
+
+
+def _families(filters: Filters, scored: list[tuple[Hit, scoring.Scored]],
+              vector: Callable[[], list[float]]) -> list[tuple[Hit, scoring.Scored]]:
+    """Consolidation's families (issue 19 part 1): a pattern is never served beside the
+    sources it cites. A source that is active ranks as itself (it is specific and cites its
+    own few turns) and its pattern is left out. A source decay archived once its pattern kept
+    it is found still (memory.search) and the pattern is served in its place, at its rank,
+    citing that source's turns and carrying it as `via`: the item is the pattern, the pack's
+    line says the specific thing, and the evidence is the interactions the query matched, not
+    the pattern's dozens — each matched source once (serving the pattern once per family lost
+    LoCoMo multi-hop evidence: bench/RESULTS.md). A pattern found with none of its sources
+    among the candidates cites its source nearest the query."""
+    def through(hit: Hit) -> bool:  # reached through its pattern
+        return hit.pattern_id is not None and hit.status == "archived" and not filters.include_archived
+
+    memories = [hit for hit, _ in scored if hit.kind == "memory"]
+    patterns = {hit.id: hit for hit in memories if hit.certainty == "consolidated"}
+    if not patterns and not any(hit.pattern_id for hit in memories):
+        return scored
+    specific = {hit.pattern_id for hit in memories if hit.pattern_id is not None and not through(hit)}
+    reached = {hit.pattern_id for hit in memories if through(hit)}
+    patterns |= retrieval.hits_of("memory", reached - set(patterns))
+    alone = sorted(pk for pk in patterns if pk not in specific and pk not in reached)
+    nearest = memory_selectors.pattern_sources_nearest(pattern_ids=alone, vector=vector()) if alone else {}
+    found = retrieval.hits_of("memory", set(nearest.values()))
+    out = []
+    for hit, s in scored:
+        if hit.kind != "memory":
+            out.append((hit, s))
+        elif through(hit):
+            if hit.pattern_id in patterns:
+                out.append((_in_place(patterns[hit.pattern_id], hit), s))
+        elif hit.id not in patterns:
+            out.append((hit, s))
+        elif hit.id in alone:  # no source among the candidates: it points at the nearest
+            source = found.get(nearest.get(hit.id))
+            out.append((_in_place(hit, source) if source else hit, s))
+    return out
+
+
+def _in_place(pattern: Hit, source: Hit) -> Hit:
+    return replace(pattern, sources=list(source.sources), entity_ids=pattern.entity_ids | source.entity_ids,
+                   via={"memory_id": source.id, "text": source.text, "occurred_at": source.occurred_at})
 
 
 def _second_round(filters: Filters, query: scoring.Query, links: dict, scored: list[tuple[Hit, scoring.Scored]],
@@ -353,6 +401,14 @@ def render(item: Item) -> str:
         return f"- {item.text}"
     if item.kind in ("entity", "relationship"):
         return f"- {item.text}"
+    if item.via is not None:
+        # A pattern in place of its source: the specific thing the query matched, with the
+        # pattern it belongs to (its id: the rest of the pattern is one read away); an
+        # episode source said as its days and lines, as an episode is (below).
+        if parts := dated_lines(item.via["text"]):
+            return f"- [{parts[0]}] {parts[1]} (pattern {item.id})"
+        at = item.via.get("occurred_at")
+        return f"- {f'[{_date(at)}] ' if at else ''}{item.via['text']} (pattern {item.id})"
     if item.kind == "memory" and item.type == "episodic" and (parts := dated_lines(item.text)):
         # Issue 22 part 3: "On 8 May 2023, Caroline and Melanie talked." said as its days
         # alone (every line names its speaker): ~12 tokens an episode, the pack holds more.
@@ -440,7 +496,9 @@ def context_pack(request: PackRequest, *, actor: Actor) -> PackLog:
     for item in all_ranked:
         if item.kind == "memory" and item.type == "censor":
             continue  # censors come as warnings
-        sections[_section_for(item)].append(packing.PackItem(key=(item.kind, item.id), section=_section_for(item),
+        # A pattern may stand in for several of its sources: one line each.
+        key = (item.kind, item.id, item.via["memory_id"]) if item.via else (item.kind, item.id)
+        sections[_section_for(item)].append(packing.PackItem(key=key, section=_section_for(item),
                                                              text=render(item), score=item.score,
                                                              payload={"item": item}, covers=_covers(item)))
     counter = get_token_counter()
@@ -457,8 +515,8 @@ def context_pack(request: PackRequest, *, actor: Actor) -> PackLog:
         tokens_used=built.tokens_used, text=built.text, warnings=warnings,
         sections=[_section_json(s) for s in built.sections],
     )
-    served = [i.payload["item"].id for s in built.sections for i in s.items
-              if i.payload["item"].kind == "memory"]
+    served = sorted({i.payload["item"].id for s in built.sections for i in s.items
+                     if i.payload["item"].kind == "memory"})
     if served:
         # robust: the pack is served even with the broker down; the failure is logged and
         # those memories miss one access count.
@@ -494,6 +552,8 @@ def _item_json(item: Item) -> dict:
     data = item.as_dict()
     # As the API renders a datetime ("2023-05-08T13:56:00Z"): the log is sent as it is stored.
     data["occurred_at"] = _JSON.default(item.occurred_at) if item.occurred_at else None
+    if item.via is not None and item.via.get("occurred_at"):
+        data["via"] = item.via | {"occurred_at": _JSON.default(item.via["occurred_at"])}
     return data
 
 

@@ -73,6 +73,11 @@ class Hit:
     # A summary's sources are every turn of its range (conversation, first id, last id): read
     # by summary_sources when they are needed, not for every summary a search ranks.
     source_range: tuple[int, int, int] | None = None
+    # Memories: the pattern consolidation folded this one into (memory.consolidated_into),
+    # and, on a pattern served in place of one of its sources, that source
+    # ({"memory_id", "text", "occurred_at"}): context.services serves a family once.
+    pattern_id: int | None = None
+    via: dict | None = None
 
 
 def utc(column: str) -> str:

@@ -8,7 +8,15 @@ a neighbour joins when it is of the same type, lies within the time window of th
 and is close by embedding — or a little less close but sharing concepts with the seed (and
 its subject, when both have one). The group's best-supported statement is the member most
 central by embedding (the smallest summed distance to the others), ties going to the most
-reinforced, then the oldest."""
+reinforced, then the oldest.
+
+A pattern's growth is bounded by what it states, not by who it touches: every source lies
+within `max_distance` of the pattern (of its central statement when it is made, of its
+embedding when a later memory would reinforce it) and its sources span at most
+`window_days`. A group reaching a member of an existing pattern no longer pulls its other
+members in through that one (chains of near neighbours grew LoCoMo patterns to dozens of
+episodes about different things): the extractive text is one member's statement, and a
+source farther than `max_distance` from it is not what it says, on any chat."""
 
 from __future__ import annotations
 
@@ -37,9 +45,11 @@ class Settings:
     """A workspace's consolidation policy (memory.models.ConsolidationPolicy)."""
 
     enabled: bool = True
-    # Episodes are opt-in: on LoCoMo's tuning conversations their patterns (one per topic,
-    # citing dozens of turns) took ranking slots and pack tokens from the episodes and cost
-    # 3 points of R@10 and 6 of pack recall (bench/RESULTS.md, consolidation).
+    # Episodes are opt-in. Recall no longer pays for their patterns (a pattern is served in
+    # place of its sources, never beside them: within ~1 point of R@10 on LoCoMo with a year
+    # of decay), but at this distance a pair's episodes fall together whatever they are
+    # about, and by default each pattern would be a review card (bench/RESULTS.md,
+    # consolidation, second round).
     source_types: tuple[str, ...] = ("preference", "procedure")
     min_support: int = 3
     strong_support: int = 5
@@ -109,6 +119,68 @@ def group(seed: Item, neighbours: Sequence[tuple[Item, float]], settings: Settin
         if item.id not in members and joins(seed, item, distance, settings):
             members[item.id] = item
     return list(members.values())
+
+
+def cosine_distance(a: Sequence[float], b: Sequence[float]) -> float:
+    unit = _unit([a, b])
+    return float(1.0 - unit[0] @ unit[1])
+
+
+def tightened(members: Sequence[Item], settings: Settings) -> list[Item]:
+    """The members a new pattern may cite: those within `max_distance` of the group's central
+    statement, and of those the most that fit in `window_days` with it (the seed's group is
+    only bounded around the seed: twice that across). Recomputed until stable, since
+    dropping members can move the centre; the central member always stays."""
+    kept = list(members)
+    while len(kept) > 1:
+        best = central(kept)
+        unit = _unit([item.embedding for item in kept])
+        distances = 1.0 - unit @ unit[[item.id for item in kept].index(best.id)]
+        close = [item for item, distance in zip(kept, distances)
+                 if item.id == best.id or distance <= settings.max_distance + 1e-9]
+        fits = _in_window(best, close, settings.window_days)
+        if len(fits) == len(kept):
+            break
+        kept = fits
+    return kept
+
+
+def _in_window(best: Item, items: list[Item], days: int) -> list[Item]:
+    """The most of `items` whose times fit in one span of `days` that holds `best`'s time
+    (items without a time always fit)."""
+    if best.at is None:
+        return items
+    timed = [item for item in items if item.at is not None]
+    starts = [item.at for item in timed if item.at <= best.at and (best.at - item.at).days <= days]
+    chosen: set[int] = set()
+    for start in starts:
+        inside = {item.id for item in timed if start <= item.at and (item.at - start).days <= days}
+        if len(inside) > len(chosen):
+            chosen = inside
+    return [item for item in items if item.at is None or item.id in chosen]
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """An open pattern as a later group sees it: what it was made around and when its
+    sources lie."""
+
+    id: int
+    embedding: Sequence[float]
+    first: date | None
+    last: date | None
+    open: bool = True  # not rejected or otherwise decided away
+
+
+def reinforces(pattern: Pattern, item: Item, settings: Settings) -> bool:
+    """Whether `item` may join `pattern` as a new source: close to the pattern itself (not
+    merely to one of its sources) and keeping its span within the window."""
+    if cosine_distance(pattern.embedding, item.embedding) > settings.max_distance:
+        return False
+    if item.at is None or pattern.first is None or pattern.last is None:
+        return True
+    first, last = min(pattern.first, item.at.date()), max(pattern.last, item.at.date())
+    return (last - first).days <= settings.window_days
 
 
 def central(members: Sequence[Item]) -> Item:

@@ -28,7 +28,9 @@ NEVER_ARCHIVED = frozenset({"identity", "censor"})
 # alone rank far lower (LoCoMo, a year without use: R@10 -15 and -23 points on the two
 # parts of the development half, bench/RESULTS.md). So decay archives an episode only once
 # consolidation has kept what it says (it is a pattern's source); until then it only
-# weakens.
+# weakens. Kept means served: the pattern is active (a candidate pattern waiting for review
+# is not served, so its sources would leave recall with nothing in their place); an active
+# pattern serves an archived source's turns in its place (context.services, families).
 KEPT_UNTIL_CONSOLIDATED = frozenset({"episodic"})
 
 SECONDS_PER_DAY = 86_400.0
@@ -67,7 +69,7 @@ def anchor(*, strength_at: datetime | None, created_at: datetime, last_confirmed
 
 def archives(*, strength: float, memory_type: str, threshold: float, consolidated: bool = False) -> bool:
     """Whether a memory this weak is archived (only active ones are; see NEVER_ARCHIVED and
-    KEPT_UNTIL_CONSOLIDATED: `consolidated`, it is the source of a pattern)."""
+    KEPT_UNTIL_CONSOLIDATED: `consolidated`, it is the source of an active pattern)."""
     if memory_type in KEPT_UNTIL_CONSOLIDATED and not consolidated:
         return False
     return strength < threshold and memory_type not in NEVER_ARCHIVED

@@ -12,17 +12,24 @@ def memory_filters(f: Filters) -> tuple[str, list]:
     statuses = ["active", "candidate"] if f.include_candidates else ["active"]
     where = ["m.workspace_id = %s", "m.type = ANY(%s)"]
     params: list = [f.workspace_id, list(f.memory_types)]
-    served = "m.status = ANY(%s)"
+    served, served_params = "m.status = ANY(%s)", [statuses]
     if f.include_archived:
         served = f"({served} OR (m.status = 'archived' AND m.archived_reason = 'decay'))"
+    else:
+        # A source decay archived once consolidation kept it is still found, through its
+        # served pattern, which recall serves in its place (context.services, families).
+        served = (f"({served} OR (m.status = 'archived' AND m.archived_reason = 'decay' "
+                  "AND m.consolidated_into_id IS NOT NULL AND EXISTS (SELECT 1 FROM memory_memory p "
+                  "WHERE p.id = m.consolidated_into_id AND p.status = ANY(%s))))")
+        served_params.append(statuses)
     if f.as_of:
         # What was known then: learned before, and not yet decided away (superseded,
         # invalidated, graduated, archived) by then.
         where.append(f"m.created_at <= %s AND ({served} OR m.updated_at > %s)")
-        params += [f.as_of, statuses, f.as_of]
+        params += [f.as_of, *served_params, f.as_of]
     else:
         where.append(served)
-        params.append(statuses)
+        params += served_params
     if f.entity_id:
         where.append("m.subject_id = %s")
         params.append(f.entity_id)
@@ -51,11 +58,11 @@ def memory_hits(cursor, ids: set[int]) -> dict[int, Hit]:
         SELECT m.id, m.text, m.type, {utc("m.occurred_at")}, m.event_first, {utc("m.created_at")}, m.importance,
                m.confidence,
                m.certainty, m.status, m.reinforcement_count, m.access_count, m.subject_id, m.conversation_id,
-               m.concepts
+               m.concepts, m.consolidated_into_id
         FROM memory_memory m WHERE m.id = ANY(%s)""", [list(ids)])
     hits = {}
     for (pk, text, type_, occurred_at, event_first, created_at, importance, confidence, certainty, status,
-         reinforcement, access, subject_id, conversation, concepts) in cursor.fetchall():
+         reinforcement, access, subject_id, conversation, concepts, pattern_id) in cursor.fetchall():
         when = aware(occurred_at)
         if event_first is not None:
             when = datetime.combine(event_first, datetime.min.time(), tzinfo=timezone.utc)
@@ -63,7 +70,7 @@ def memory_hits(cursor, ids: set[int]) -> dict[int, Hit]:
                        importance=importance, confidence=confidence, certainty=certainty, status=status,
                        reinforcement=reinforcement, access_count=access,
                        entity_ids=frozenset({subject_id}) if subject_id else frozenset(), conversation_id=conversation,
-                       concepts=frozenset(concepts) if concepts is not None else None)
+                       concepts=frozenset(concepts) if concepts is not None else None, pattern_id=pattern_id)
     cursor.execute("""
         SELECT ev.memory_id, ev.interaction_id, i.external_id, i.entity_id
         FROM memory_memoryevidence ev JOIN conversations_interaction i ON i.id = ev.interaction_id

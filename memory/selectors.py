@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery, TextField
 from django.db.models.functions import Cast
 from django.utils import timezone
+from pgvector.django import CosineDistance
 
 from conversations.selectors import conversations_quiet_past
 from core.errors import NotFound
@@ -390,3 +391,14 @@ def target_history(*, workspace: Workspace, target_type: str, target_id: int, li
     """The latest audited changes to one row, newest first."""
     return list(AuditEvent.objects.filter(workspace=workspace, target_type=target_type, target_id=str(target_id))
                 .select_related("actor_user", "actor_api_key__agent").order_by("-at", "-id")[:limit])
+
+
+def pattern_sources_nearest(*, pattern_ids: list[int], vector: list[float]) -> dict[int, int]:
+    """For each pattern, its source (consolidated into it, of any status) nearest the query
+    vector: the one whose interactions a pattern served on its own cites."""
+    if not pattern_ids:
+        return {}
+    rows = (Memory.objects.filter(consolidated_into_id__in=pattern_ids, embedding__isnull=False)
+            .order_by("consolidated_into_id", CosineDistance("embedding", vector), "id")
+            .distinct("consolidated_into_id").values_list("consolidated_into_id", "id"))
+    return dict(rows)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import logging
-from collections import Counter
 from dataclasses import asdict, dataclass
 from datetime import datetime
 
@@ -183,7 +182,10 @@ def memories_consolidate(*, workspace_id: int, conversation_id: int | None = Non
 
 
 def _plan(workspace_id: int, seeds: list[Item], settings: Settings, counts: dict) -> tuple[list[_Plan], int]:
-    """The groups to write, and how many seeds were examined (a run stops at its limit)."""
+    """The groups to write, and how many seeds were examined (a run stops at its limit).
+    A group touching existing patterns reinforces the nearest one the seed fits
+    (consolidation.reinforces) with the new members that fit it too; otherwise its new
+    members alone, tightened around their central statement, may make a pattern."""
     plans: list[_Plan] = []
     taken: set[int] = set()
     examined = 0
@@ -195,20 +197,34 @@ def _plan(workspace_id: int, seeds: list[Item], settings: Settings, counts: dict
         if seed.id in taken:
             continue
         members = [m for m in consolidation.group(seed, _neighbours(workspace_id, seed), settings) if m.id not in taken]
-        patterns = Counter(m.pattern_id for m in members if m.pattern_id)
         fresh = [m for m in members if m.pattern_id is None]
-        if patterns:
-            pattern_id = patterns.most_common(1)[0][0]
-            if not fresh or not Memory.objects.filter(pk=pattern_id, status__in=OPEN_STATUSES).exists():
-                continue  # nothing new, or a pattern a person rejected: not proposed again
-            plans.append(_Plan(members=fresh, pattern_id=pattern_id))
-        elif len(fresh) >= settings.min_support:
-            plans.append(_Plan(members=fresh, pattern_id=None))
+        near = _patterns_of(members)
+        fitting = sorted((p for p in near if consolidation.reinforces(p, seed, settings)),
+                         key=lambda p: consolidation.cosine_distance(p.embedding, seed.embedding))
+        if fitting:
+            pattern = fitting[0]
+            if not pattern.open:
+                continue  # what a person rejected is not proposed again
+            plans.append(_Plan(members=[m for m in fresh if consolidation.reinforces(pattern, m, settings)],
+                               pattern_id=pattern.id))
         else:
-            continue
+            fresh = consolidation.tightened(fresh, settings)
+            if len(fresh) < settings.min_support:
+                continue
+            plans.append(_Plan(members=fresh, pattern_id=None))
         counts["groups"] += 1
         taken.update(m.id for m in plans[-1].members)
     return plans, examined
+
+
+def _patterns_of(members: list[Item]) -> list[consolidation.Pattern]:
+    """The patterns the group's consolidated members point at."""
+    ids = {m.pattern_id for m in members if m.pattern_id}
+    if not ids:
+        return []
+    return [consolidation.Pattern(id=pk, embedding=embedding, first=first, last=last, open=status in OPEN_STATUSES)
+            for pk, embedding, first, last, status in Memory.objects.filter(pk__in=ids, embedding__isnull=False)
+            .order_by("pk").values_list("pk", "embedding", "event_first", "event_last", "status")]
 
 
 def _span(members: list[Item]) -> tuple[datetime, datetime]:
@@ -268,7 +284,12 @@ def _write(workspace_id: int, plan: _Plan, settings: Settings, counts: dict) -> 
         sources = pattern.metadata.get("consolidation", {}).get("sources", [])
         pattern.metadata = pattern.metadata | {"consolidation": pattern.metadata.get("consolidation", {}) | {
             "sources": sorted({*sources, *ids}), "support": len(set(sources) | set(ids))}}
-        pattern.save(update_fields=["metadata"])
+        # The span the sources cover, which the next reinforcement is bounded by.
+        days = [m.at.date() for m in members if m.at]
+        if days:
+            pattern.event_first = min(d for d in (pattern.event_first, min(days)) if d is not None)
+            pattern.event_last = max(d for d in (pattern.event_last, max(days)) if d is not None)
+        pattern.save(update_fields=["metadata", "event_first", "event_last"])
         counts["reinforced"] += 1
     else:
         if len(members) < settings.min_support:

@@ -27,7 +27,7 @@ from memory.selectors import memory_counts
 from memory.services.memories import _locked
 
 _COLUMNS = ("pk", "type", "status", "strength", "strength_at", "created_at", "last_confirmed_at", "last_accessed_at",
-            "reinforcement_count", "access_count", "consolidated_into_id")
+            "reinforcement_count", "access_count", "consolidated_into_id", "consolidated_into__status")
 
 
 def decay_reference_time(now: datetime | None = None) -> datetime:
@@ -68,7 +68,7 @@ def memories_decay(*, workspace_id: int, as_of: datetime, half_lives: dict[str, 
 @transaction.atomic
 def _decay_batch(workspace: Workspace, as_of: datetime, after: int, size: int, half_lives: dict[str, float],
                  archive_below: float) -> tuple[int, int, int]:
-    rows = list(Memory.objects.select_for_update(no_key=True, skip_locked=True)
+    rows = list(Memory.objects.select_for_update(no_key=True, skip_locked=True, of=("self",))
                 .filter(workspace_id=workspace.pk, status__in=OPEN_STATUSES, pk__gt=after)
                 .filter(Q(strength_at__isnull=True) | Q(strength_at__lt=as_of))
                 .order_by("pk").values_list(*_COLUMNS)[:size])
@@ -76,14 +76,14 @@ def _decay_batch(workspace: Workspace, as_of: datetime, after: int, size: int, h
         return 0, 0, after
     ids, strengths, archive, audit = [], [], [], []
     for (pk, type_, status, strength, strength_at, created_at, confirmed_at, accessed_at, reinforcements,
-         accesses, pattern_id) in rows:
+         accesses, pattern_id, pattern_status) in rows:
         since = decay.anchor(strength_at=strength_at, created_at=created_at, last_confirmed_at=confirmed_at,
                              last_accessed_at=accessed_at)
         half_life = decay.effective_half_life(half_lives[type_], reinforcements=reinforcements, accesses=accesses)
         new = decay.decayed(strength, days=decay.days_between(since, as_of), half_life_days=half_life)
         archives = status == MemoryStatus.ACTIVE and decay.archives(strength=new, memory_type=type_,
                                                                    threshold=archive_below,
-                                                                   consolidated=pattern_id is not None)
+                                                                   consolidated=pattern_status == MemoryStatus.ACTIVE)
         ids.append(pk)
         strengths.append(new)
         archive.append(archives)

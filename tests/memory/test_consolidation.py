@@ -118,6 +118,34 @@ def test_a_policy_out_of_bounds_names_the_field():
     assert consolidation.validate(consolidation.DEFAULTS) == {}
 
 
+def turned(degrees: float, seed: int = 0) -> np.ndarray:
+    """A unit vector at this angle from RUNNING in the plane of RUNNING and PAINTING (cosine
+    distance 1 - cos(angle): 0.134 at 30°, 0.25 at 41.4°, 0.5 at 60°), a little noise."""
+    x = RUNNING / np.linalg.norm(RUNNING)
+    z = PAINTING - (PAINTING @ x) * x
+    z /= np.linalg.norm(z)
+    v = np.cos(np.radians(degrees)) * x + np.sin(np.radians(degrees)) * z
+    return unit(seed, near=v, noise=0.002) if seed else v.astype(np.float32)
+
+
+def test_a_new_pattern_cites_only_members_close_to_its_statement():
+    # The seed at 40° gathers 0°…80° (each within 41° of it); most lie near 0°, which states
+    # the pattern, and 80° is not what it says.
+    members = [item(i, turned(angle)) for i, angle in enumerate([40, 0, 1, 2, 3, 80], start=1)]
+    kept = consolidation.tightened(members, consolidation.DEFAULTS)
+    best = consolidation.central(kept)
+    assert all(consolidation.cosine_distance(best.embedding, m.embedding) <= 0.25 for m in kept)
+    assert sorted(m.id for m in kept) == [1, 2, 3, 4, 5]
+
+
+def test_a_pattern_is_reinforced_only_by_what_lies_near_it_and_within_its_span():
+    pattern = consolidation.Pattern(id=9, embedding=list(turned(0)), first=date(2023, 3, 1), last=date(2023, 6, 1))
+    settings = Settings(window_days=180)
+    assert consolidation.reinforces(pattern, item(1, turned(30), at=T0), settings)
+    assert not consolidation.reinforces(pattern, item(2, turned(60), at=T0), settings)
+    assert not consolidation.reinforces(pattern, item(3, turned(0), at=T0 + timedelta(days=200)), settings)
+
+
 # --- the service ----------------------------------------------------------------------------
 
 def test_a_preference_said_five_times_becomes_one_pattern_citing_every_source(workspace):
@@ -330,3 +358,46 @@ def test_a_pattern_page_links_its_sources(owner, workspace):
     assert page.status_code == 200 and f"/w/acme/memories/{sources[0].pk}/".encode() in page.content
     source_page = _login(owner).get(f"/w/acme/memories/{sources[0].pk}/")
     assert f"Consolidated into the pattern".encode() in source_page.content
+
+
+def _sources(pattern: Memory) -> list[Memory]:
+    return list(Memory.objects.filter(consolidated_into=pattern))
+
+
+def test_a_chain_of_near_neighbours_does_not_grow_one_pattern_across_it(workspace):
+    # Three preferences at each of 0°, 30°, then later 60°, 90°: each step is close to the
+    # next, the ends are unrelated. A later group reaching a member of the pattern used to
+    # pull its new members into it, and the next group the same, along the chain.
+    made = {}
+    for round_, angles in enumerate([(0, 30), (60, 90)]):
+        chain = [a for a in angles for _ in range(3)]
+        ids = log(workspace, [f"habit {round_} {i}" for i in range(len(chain))])
+        for i, (a, pk) in enumerate(zip(chain, ids)):
+            memory = preference(workspace, f"Caroline keeps habit {round_} {i}.", pk, turned(a, seed=100 + len(made)),
+                                T0 + timedelta(days=i))
+            made[memory.pk] = a
+        for _ in range(3):
+            if not memories_consolidate(workspace_id=workspace.pk)["groups"]:
+                break
+    found = list(patterns(workspace))
+    assert len(found) == 2
+    for pattern in found:
+        sources = _sources(pattern)
+        assert all(consolidation.cosine_distance(pattern.embedding, s.embedding) <= 0.25 for s in sources)
+        spread = {made[s.pk] for s in sources}
+        assert max(spread) - min(spread) <= 30, spread
+
+
+def test_a_pattern_spans_at_most_the_window(workspace):
+    consolidation_policy_set(workspace=workspace, actor=SYSTEM, enabled=True, source_types=["preference"],
+                             min_support=3, strong_support=5, max_distance=0.25, window_days=60,
+                             max_patterns_per_run=50)
+    running_habit(workspace, count=3)  # days 0, 25, 50
+    memories_consolidate(workspace_id=workspace.pk)
+    running_habit(workspace, count=3, start=T0 + timedelta(days=75))  # days 75, 100, 125
+    for _ in range(3):
+        memories_consolidate(workspace_id=workspace.pk)
+    assert patterns(workspace).count() == 2
+    for pattern in patterns(workspace):
+        days = sorted(s.occurred_at for s in _sources(pattern))
+        assert (days[-1] - days[0]).days <= 60

@@ -173,6 +173,12 @@ class SourceOut(_Out):
     external_id: str | None
 
 
+class ViaOut(_Out):
+    memory_id: int
+    text: str
+    occurred_at: datetime | None
+
+
 class ItemOut(_Out):
     kind: str
     id: int
@@ -186,6 +192,7 @@ class ItemOut(_Out):
     occurred_at: datetime | None
     speaker: str
     sources: list[SourceOut]
+    via: ViaOut | None = None  # a pattern served in place of this source of it
 
 
 class RecallOut(_Out):
