@@ -345,9 +345,7 @@ COVERING_KINDS = ("interaction", "memory", "summary")
 def _covered(item: Item, cited: set[int]) -> bool:
     """True when a better item already cites every source of this one (then it adds no
     new evidence); otherwise its sources count as cited from now on."""
-    if item.kind not in COVERING_KINDS:
-        return False
-    ids = {s["interaction_id"] for s in item.sources}
+    ids = _covers(item)
     if ids and ids <= cited:
         return True
     cited |= ids

@@ -349,3 +349,22 @@ def test_the_conflict_inbox_link_counts_every_pending_conflict_whatever_the_filt
     client.force_login(teammate)
     html = client.get(f"/w/acme/review/{query}").content.decode()
     assert "Conflict inbox (1)" in html
+
+
+@pytest.mark.parametrize("slug", ["acme", "2147483647"])
+def test_card_urls_reversed_once_per_page_equal_reversing_each(slug):
+    """The queue reverses each card route once per page and puts each card's id in (issue 21);
+    the URLs are those reverse() gives, even for a slug that is the placeholder id itself."""
+    from django.urls import reverse
+
+    from review import services as review_services
+    from review.views import _card_urls
+
+    items, claims = _card_urls(slug)
+    for pk in (1, 42, 2147483647):
+        assert items(pk) == {**{action: reverse("review-decide", kwargs={"slug": slug, "item_id": pk, "action": action})
+                                for action in review_services.ACTIONS},
+                             "similar": reverse("review-similar", kwargs={"slug": slug, "item_id": pk})}
+        assert claims(pk) == {action: reverse("review-claim-decide",
+                                              kwargs={"slug": slug, "claim_id": pk, "action": action})
+                              for action in ("approve", "reject")}
