@@ -18,6 +18,7 @@ from hypothesis import settings as hypothesis_settings
 
 from mnemo import embedded_db
 from tests.helpers import CHROMIUM, SHOTS, ApiClient
+from tests.live_requests import track, wait_for_live_requests
 
 # Hypothesis fails an example that takes over 200 ms by default: a timing assertion, which
 # a loaded 2-core machine or CI can trip at random (a test_packing property failed once at
@@ -283,6 +284,7 @@ def page(browser, live_server, settings, request):
     """A desktop-sized page on the live server. Any console error or page error fails the
     test; a screenshot of where it ended is kept under var/screenshots/."""
     settings.MNEMO_REVIEW_UNDO_SECONDS = 1.5
+    track(live_server)
     context = browser.new_context(base_url=live_server.url, viewport={"width": 1280, "height": 900})
     page = context.new_page()
     problems: list[str] = []
@@ -292,6 +294,10 @@ def page(browser, live_server, settings, request):
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"{request.node.name}.png"), full_page=True)
     context.close()
+    # A decision sent when its undo wait ran out may still be on the server: let it finish
+    # before the database is flushed under it (tests/live_requests.py says what happened).
+    running = wait_for_live_requests(live_server)
+    assert not running, f"the live server still answers {len(running)} request(s) 60 s after the browser closed"
     assert not problems, problems
 
 

@@ -301,3 +301,37 @@ def test_a_claim_is_one_card_approved_with_a_facet_unticked_and_another_rejected
     expect(second).to_be_hidden()
     eventually(lambda: Claim.objects.get(pk=acme.pk).status == "decided")
     assert set(acme.items.values_list("status", flat=True)) == {"rejected"}
+
+
+@pytest.fixture
+def slow_decision(monkeypatch):
+    """Every decision takes 1.5 s more on the server, and says when it has finished. Asked for
+    before `page`, so its check runs after the page's teardown — before the database is
+    flushed."""
+    from review import services
+
+    decide = services.review_decide
+    done: list[float] = []
+
+    def slow(*args, **kwargs):
+        time.sleep(1.5)
+        try:
+            return decide(*args, **kwargs)
+        finally:
+            done.append(time.monotonic())
+
+    monkeypatch.setattr(services, "review_decide", slow)
+    yield done
+    assert done, "the browser test's teardown did not wait for the decision still on the server"
+
+
+def test_a_decision_still_on_the_server_when_the_test_ends_finishes_before_the_flush(
+        slow_decision, page, teammate, queue):
+    """CI of 2026-11-26 failed here: a test ended while the decision its undo wait had sent
+    was still on the live server, and the flush collided with it (tests/live_requests.py)."""
+    log_in(page, teammate)
+    page.goto("/w/acme/review/?kind=memory")
+    item_locator(page, "memory", queue["memory"]).click()
+    with page.expect_request(lambda request: request.method == "POST" and "/approve/" in request.url):
+        page.keyboard.press("a")
+    assert not slow_decision  # still on the server as the test ends
