@@ -125,12 +125,20 @@ def relationship_hits(cursor, ids: set[int]) -> dict[int, Hit]:
 
 
 _WORD = re.compile(r"[\w'-]+")
+_POSSESSIVE = re.compile(r"'s?$")
 
 
 def entities_named(workspace_id: int, query: str) -> list[tuple[int, str]]:
     """Live entities whose name (or one of its words, for people) or alias the query
     mentions: "What did Caroline do…" names Caroline."""
-    words = {w.casefold() for w in _WORD.findall(query)}
+    words = set()
+    for word in _WORD.findall(query):
+        word = word.casefold()
+        words.add(word)
+        # "Caroline's" (the regex keeps the apostrophe in the word) and "James'" name
+        # Caroline and James.
+        words.add(_POSSESSIVE.sub("", word))
+    words.discard("")
     if not words:
         return []
     with connection.cursor() as cursor:

@@ -73,6 +73,34 @@ def test_a_relationship_is_found_through_the_entity_the_query_names(api, workspa
     assert [r["id"] for r in results] == [rel.pk]
 
 
+def test_a_name_in_the_possessive_names_the_entity(api, workspace):
+    """"Caroline's job" names Caroline: the word splitter keeps the apostrophe, and a query
+    naming a person possessively found nobody (165 of the 997 scorable LoCoMo dev-half
+    questions, e.g. "What is Caroline's relationship status?")."""
+    *_, rel = _acme_job(workspace)
+    Relationship.objects.filter(pk=rel.pk).update(embedding=None)  # only the named entity can find it
+    results = _results(api, {"query": "Where is Caroline's job?", "types": ["relationship"]})
+    assert [r["id"] for r in results] == [rel.pk]
+    assert results[0]["score_breakdown"]["entity"] > 0
+
+
+@pytest.mark.parametrize("query, names", [
+    ("What is Caroline's identity?", ["Caroline"]),
+    ("What is CAROLINE'S identity?", ["Caroline"]),
+    ("What is Caroline\u2019s identity?", ["Caroline"]),  # a typographic apostrophe splits the word
+    ("Where did James' sister go?", ["James"]),
+    ("Acme Robotics's new site", ["Acme Robotics"]),
+    ("What is Carolines' plan?", []),  # not a name in any form
+    ("It's Caro's turn", []),  # a prefix of a name is not the name
+])
+def test_which_entities_a_query_names(workspace, query, names):
+    from entities.search import entities_named
+
+    for name in ("Caroline", "James", "Acme Robotics"):
+        entity_create(workspace=workspace, kind="person" if name != "Acme Robotics" else "organisation", name=name)
+    assert sorted(name for _, name in entities_named(workspace.pk, query)) == names
+
+
 def test_an_entity_card_does_not_hide_the_turns_it_cites(api, workspace):
     turn, caroline, acme, _ = _acme_job(workspace)
     acme.evidence.create(interaction_id=turn, quote="Acme Robotics")
