@@ -11,6 +11,7 @@ Nothing here reads or writes storage."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 # The first-round results whose neighbourhoods are searched: the top few, where the first
@@ -47,3 +48,24 @@ def seed_turns(ranked: Iterable[tuple[Sequence[int], float]], *, seeds: int = SE
 def hop_score(own: float, seed: float, *, hop: float = HOP) -> float:
     """A neighbour's score: its own, or `hop` of its seed's when that is higher."""
     return max(own, hop * seed)
+
+
+# The bridge: a question that refers to a person without naming one ("what did the person who
+# adopted a dog do in June?", "where does she work now?") is about whoever its best result is
+# about, once that is one person. Then the candidates are scored again as if the question had
+# named them: the entity dimension counts that person's messages and memories. Words that
+# refer to a person, in English (the language of the rule-based extraction).
+PERSON_CUES = re.compile(
+    r"\b(who|whom|whose|someone|somebody|anyone|anybody|person|people|he|she|him|her|his|hers|they|them|their)\b",
+    re.IGNORECASE)
+
+
+def refers_to_a_person(text: str) -> bool:
+    return PERSON_CUES.search(text) is not None
+
+
+def bridge(entity_ids: Iterable[int]) -> int | None:
+    """The one entity a result is about (an interaction's sender, a memory with one subject
+    and one speaker), or None: a conversation between two people is about neither alone."""
+    ids = set(entity_ids)
+    return ids.pop() if len(ids) == 1 else None

@@ -257,10 +257,26 @@ def ranked(request: RecallRequest, *, meanwhile: Callable[[list[int]], object] |
                          concept_links=links)
     # The tail keeps its first scores: nothing about them changed.
     scored = [(by_key[s.candidate.key], s) for s in (*head, *first[CONCEPT_DEPTH:])]
+    if settings.MNEMO_RECALL_BRIDGE and not query.entity_ids and scored and multihop.refers_to_a_person(query.text):
+        query, scored = _bridged(query, links, scored)
     if settings.MNEMO_RECALL_MULTIHOP and "interaction" in kinds:
         scored = _second_round(filters, query, links, scored, embedding)
     scored = _families(filters, scored, embedding)
     return Ranking(scored, entity_ids, found.get("meanwhile"), embedding)
+
+
+def _bridged(query: scoring.Query, links: dict, scored: list[tuple[Hit, scoring.Scored]]
+             ) -> tuple[scoring.Query, list[tuple[Hit, scoring.Scored]]]:
+    """Issue 22 part 1, the bridge (context.multihop.bridge): the question names nobody but
+    refers to a person, and its best result is about one entity — score every candidate
+    again as if the question had named it. No statement: the candidates are those found."""
+    entity = multihop.bridge(scored[0][0].entity_ids)
+    if entity is None:
+        return query, scored
+    query = replace(query, entity_ids=frozenset({entity}))
+    hits = {s.candidate.key: hit for hit, s in scored}
+    return query, [(hits[s.candidate.key], s) for s in
+                   scoring.score(query, [s.candidate for _, s in scored], concept_links=links)]
 
 
 def _families(filters: Filters, scored: list[tuple[Hit, scoring.Scored]],

@@ -401,6 +401,9 @@ MNEMO_PACK_CENSOR_MIN_SCORE = env_float("MNEMO_PACK_CENSOR_MIN_SCORE", 0.45)
 MNEMO_RECALL_PARALLEL = env_bool("MNEMO_RECALL_PARALLEL", True)
 # Issue 22: recall follows its best results to the turns next to them (context.multihop).
 MNEMO_RECALL_MULTIHOP = env_bool("MNEMO_RECALL_MULTIHOP", True)
+# A question that refers to a person without naming one is scored again for the one entity its
+# best result is about (issue 22 part 1, context.multihop.bridge).
+MNEMO_RECALL_BRIDGE = env_bool("MNEMO_RECALL_BRIDGE", True)
 # Context packs list, per section, this many of the items they dropped (the best scored
 # first) with their reasons, and count the rest: a pack is offered hundreds of candidates,
 # and listing them all made every logged pack ~250 kB.
