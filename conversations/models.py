@@ -98,12 +98,8 @@ class Interaction(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     external_id = models.CharField(max_length=255, null=True, blank=True)
     content_hash = models.CharField(max_length=64)
-    # Full text of who said it, then what was said, as the embedding reads it
-    # (conversations.services.embedding_text): a person never names themselves, so without
-    # the sender's name "What does Melanie do to destress?" finds every message that says
-    # "Melanie" (the other speaker's) but not hers (bench/RESULTS.md, issue 22).
     search = models.GeneratedField(
-        expression=SearchVector("sender_name", "content", config="english"),
+        expression=SearchVector("content", config="english"),
         output_field=SearchVectorField(),
         db_persist=True,
     )

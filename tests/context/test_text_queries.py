@@ -66,30 +66,3 @@ def test_the_search_uses_the_tables_own_statistics(workspace, monkeypatch):
         # "standup" is in every row by ANALYZE's count: only the rare word finds now.
         assert search() == kayak
     hybrid._stats.clear()
-
-
-@pytest.mark.django_db
-def test_a_message_is_found_by_its_senders_name(workspace):
-    """A person never names themselves: "Melanie running" must rank Melanie's own message
-    about running above the same words from someone else (issue 22), as the embedding
-    text does (conversations.services.embedding_text). Without the sender's name in the
-    vector both rows tie and the older one, Caroline's, comes first."""
-    from django.db import connection
-
-    from conversations import services as conversation_services
-    from conversations.services import InteractionItem
-    from core import search as hybrid
-
-    said = [("Caroline", "I went running this morning"), ("Melanie", "I went running this morning"),
-            ("Caroline", "Melanie, that's great to hear")]
-    results = conversation_services.interactions_log(workspace=workspace, items=[
-        InteractionItem(channel="chat", channel_id=name, sender_name=name, content=content) for name, content in said])
-    caroline_running, melanie_running, caroline_names_her = (r.id for r in results)
-    with connection.cursor() as cursor:
-        hybrid._stats.clear()
-        lexemes = hybrid.lexemes_of(cursor, "Melanie running")
-        found = hybrid.lexical_search(cursor, "conversations_interaction", "i", "i.workspace_id = %s",
-                                      [workspace.pk], lexemes)
-    assert found[0] == melanie_running
-    assert set(found) == {caroline_running, melanie_running, caroline_names_her}
-    hybrid._stats.clear()
