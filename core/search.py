@@ -106,6 +106,19 @@ def vector_literal(vector) -> str:
 # top 10 kept 93 % and 89 % of the 5,000 bound's items (bench/RESULTS.md).
 MAX_POSTINGS = 2000
 RERANK = 300
+# A word that finds candidates but is in more than this share of the rows the query's
+# words found (in the workspace, within the filters) tells them apart little: a person's
+# name in a chat between two people is in most rows (the other speaker says it, every
+# episode's header and lines), while the person never says it. Such words rank only after
+# the others (a tiebreak), the way inverse document frequency discounts them; counted in
+# the same statement over the found rows, so no statistics per workspace are needed.
+# "Most" (0.5) was set before measuring; on the LoCoMo development half 0.3 did better on
+# the tuning part and lost pack recall on the report part (bench/RESULTS.md, issue 22).
+COMMON_SHARE = 0.5
+# The shares are counted on at most this many of the found rows (the first the scan
+# returns): a sample bounds the checks at 1 M interactions, where up to ~MAX_POSTINGS rows
+# are found (each checked for each finding word: ~0.2 µs a check).
+SHARE_SAMPLE = 300
 STATS_SECONDS = 300
 
 
@@ -150,16 +163,13 @@ def any_word(lexemes: list[str]) -> str:
     return " | ".join(_quoted(lexeme) for lexeme in lexemes)
 
 
-def text_queries(lexemes: list[str], stats: TableStats) -> tuple[str, str]:
-    """(what finds candidates, what ranks them) as to_tsquery('simple', …) texts. Any query
-    word may match and ts_rank_cd prefers rows covering more of them, closer together. In a
-    table larger than MAX_POSTINGS rows, the words that find candidates are the rarest ones
-    whose posting lists together stay within it (at least the rarest word; all words must
-    match when even that one is too common); every word still ranks."""
-    quoted = {lexeme: _quoted(lexeme) for lexeme in lexemes}
-    rank = any_word(lexemes)
+def finding_words(lexemes: list[str], stats: TableStats) -> list[str]:
+    """The query words that find candidates, any of them matching, sorted: every word in a
+    table of at most MAX_POSTINGS rows; in a larger one the rarest words whose posting lists
+    (by the table's statistics) together stay within it. Empty when even the rarest is too
+    common: then all words must match."""
     if stats.rows <= MAX_POSTINGS:
-        return rank, rank
+        return sorted(lexemes)
     postings = {lexeme: stats.freqs.get(lexeme, 0.0) * stats.rows for lexeme in lexemes}
     finding, total = [], 0.0
     for lexeme in sorted(lexemes, key=lambda lex: (postings[lex], lex)):
@@ -167,11 +177,22 @@ def text_queries(lexemes: list[str], stats: TableStats) -> tuple[str, str]:
             break
         finding.append(lexeme)
         total += postings[lexeme]
+    return sorted(finding)
+
+
+def text_queries(lexemes: list[str], stats: TableStats) -> tuple[str, str]:
+    """(what finds candidates, what ranks them) as to_tsquery('simple', …) texts. Any query
+    word may match and ts_rank_cd prefers rows covering more of them, closer together. In a
+    table larger than MAX_POSTINGS rows, the words that find candidates are the rarest ones
+    whose posting lists together stay within it (finding_words; all words must match when
+    even the rarest is too common); every word still ranks."""
+    rank = any_word(lexemes)
+    finding = finding_words(lexemes, stats)
     if len(finding) == len(lexemes):
         return rank, rank
     if not finding:
-        return " & ".join(quoted.values()), rank
-    return " | ".join(quoted[lexeme] for lexeme in sorted(finding)), rank
+        return " & ".join(_quoted(lexeme) for lexeme in lexemes), rank
+    return any_word(finding), rank
 
 
 def text_match(cursor, table: str, lexemes: list[str]) -> tuple[str, str]:
@@ -183,7 +204,9 @@ def lexical_search(cursor, table: str, alias: str, where: str, params: list, lex
     """Ids of the table's best full-text matches, best first (its `search` tsvector)."""
     if not lexemes:
         return []
-    match, rank = text_match(cursor, table, lexemes)
+    stats = table_stats(cursor, table)
+    match, rank = text_queries(lexemes, stats)
+    finding = finding_words(lexemes, stats)
     # Without a narrowing filter, the words find the rows through the GIN index alone
     # (OFFSET 0 keeps the other conditions out of that scan): otherwise the planner may AND
     # the bitmap with a scan of every active memory's status index (~110,000 entries, ~4 ms
@@ -195,6 +218,8 @@ def lexical_search(cursor, table: str, alias: str, where: str, params: list, lex
     # Cover density (ts_rank_cd: the query's words close together) decides the order, but
     # costs ~3x what ts_rank does per row: the plain rank picks the best RERANK of many
     # matches first, and only those are ranked by cover density.
+    if len(finding) > 1:
+        return _lexical_search_common(cursor, alias, where, params, rows, matching, narrowed, match, rank, finding)
     ordered = [rank, *params, match, rank] if narrowed else [match, rank, *params, rank]  # as they appear
     cursor.execute(f"""
         WITH found AS (
@@ -204,6 +229,41 @@ def lexical_search(cursor, table: str, alias: str, where: str, params: list, lex
         SELECT found.id FROM found, to_tsquery('simple', %s) rank_q
         ORDER BY ts_rank_cd(found.search, rank_q) DESC, found.id LIMIT {DEPTH}""",
                    ordered)
+    return [row[0] for row in cursor.fetchall()]
+
+
+def _lexical_search_common(cursor, alias: str, where: str, params: list, rows: str, matching: str, narrowed: bool,
+                           match: str, rank: str, finding: list[str]) -> list[int]:
+    """lexical_search when several words find: a finding word in more than COMMON_SHARE of
+    the found rows (of a sample of SHARE_SAMPLE) ranks only after the others. `distinct_q`
+    is the query of the other finding words (every word when none is common or all are):
+    it orders the plain rank's cut and then cover density; when it leaves a word out, the
+    plain rank over every word breaks its ties in both (cover density there measured the
+    same or worse, and costs ~3x). Still one statement (bench/RESULTS.md, "Issue 22: full
+    text")."""
+    counts = ", ".join(f"count(*) FILTER (WHERE search @@ to_tsquery('simple', %s)) AS c{n}"
+                       for n in range(len(finding)))
+    kept = [f"CASE WHEN c{n} <= {COMMON_SHARE} * total THEN %s END" for n in range(len(finding))]
+    some = " + ".join(f"(c{n} <= {COMMON_SHARE} * total)::int" for n in range(len(finding)))
+    quoted = [_quoted(word) for word in finding]
+    cursor.execute(f"""
+        WITH found AS MATERIALIZED (
+            SELECT {alias}.id, {alias}.search FROM {rows} WHERE {where} {matching}),
+        counted AS (SELECT count(*) AS total, {counts} FROM (SELECT search FROM found LIMIT {SHARE_SAMPLE}) sample),
+        words AS (
+            SELECT CASE WHEN {some} IN (0, {len(finding)}) THEN to_tsquery('simple', %s)
+                        ELSE to_tsquery('simple', concat_ws(' | ', {", ".join(kept)})) END AS distinct_q,
+                   {some} NOT IN (0, {len(finding)}) AS partial
+            FROM counted),
+        best AS (
+            SELECT f.id, f.search FROM found f, words, to_tsquery('simple', %s) rank_q
+            ORDER BY ts_rank(f.search, words.distinct_q) DESC,
+                     CASE WHEN words.partial THEN ts_rank(f.search, rank_q) END DESC, f.id LIMIT {RERANK})
+        SELECT best.id FROM best, words, to_tsquery('simple', %s) rank_q
+        ORDER BY ts_rank_cd(best.search, words.distinct_q) DESC,
+                 CASE WHEN words.partial THEN ts_rank(best.search, rank_q) END DESC, best.id
+        LIMIT {DEPTH}""", ([*params, match] if narrowed else [match, *params])
+                   + [*quoted, rank, *quoted, rank, rank])
     return [row[0] for row in cursor.fetchall()]
 
 

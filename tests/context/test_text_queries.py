@@ -66,3 +66,49 @@ def test_the_search_uses_the_tables_own_statistics(workspace, monkeypatch):
         # "standup" is in every row by ANALYZE's count: only the rare word finds now.
         assert search() == kayak
     hybrid._stats.clear()
+
+
+def _log(workspace, said: list[tuple[str, str]]) -> list[int]:
+    from conversations import services as conversation_services
+    from conversations.services import InteractionItem
+
+    results = conversation_services.interactions_log(workspace=workspace, items=[
+        InteractionItem(channel="chat", channel_id=name, sender_name=name, content=content) for name, content in said])
+    return [r.id for r in results]
+
+
+def _lexical(workspace, query: str, *, narrowed: bool = False) -> list[int]:
+    from django.db import connection
+
+    from core import search as hybrid
+
+    hybrid._stats.clear()
+    with connection.cursor() as cursor:
+        lexemes = hybrid.lexemes_of(cursor, query)
+        found = hybrid.lexical_search(cursor, "conversations_interaction", "i", "i.workspace_id = %s",
+                                      [workspace.pk], lexemes, narrowed=narrowed)
+    hybrid._stats.clear()
+    return found
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("narrowed", [False, True])
+def test_a_word_in_most_found_rows_ranks_after_the_others(workspace, narrowed):
+    """Issue 22: the other speaker says "Melanie" again and again, Melanie never does. Her
+    one message with the question's other word must come first, not the rows that repeat
+    the name (which, by cover density alone, outrank a single other word)."""
+    said = [("Caroline", f"Melanie, Melanie, that is lovely news number {n}") for n in range(5)]
+    said.append(("Melanie", "Running farther helps me destress"))
+    *naming, hers = _log(workspace, said)
+    found = _lexical(workspace, "What does Melanie do to destress?", narrowed=narrowed)
+    assert found[0] == hers
+    assert set(found) == {*naming, hers}
+
+
+@pytest.mark.django_db
+def test_when_every_word_is_common_all_of_them_rank(workspace):
+    """Both words in every found row: neither tells the rows apart, so both rank as before
+    (more of them first), not the rows' order."""
+    once, twice = _log(workspace, [("Ada", "Melanie went running"),
+                                   ("Ada", "Melanie went running and Melanie kept running")])
+    assert _lexical(workspace, "Melanie running") == [twice, once]
