@@ -186,8 +186,11 @@ def text_queries(lexemes: list[str], stats: TableStats) -> tuple[str, str]:
     table larger than MAX_POSTINGS rows, the words that find candidates are the rarest ones
     whose posting lists together stay within it (finding_words; all words must match when
     even the rarest is too common); every word still ranks."""
+    return _queries(lexemes, finding_words(lexemes, stats))
+
+
+def _queries(lexemes: list[str], finding: list[str]) -> tuple[str, str]:
     rank = any_word(lexemes)
-    finding = finding_words(lexemes, stats)
     if len(finding) == len(lexemes):
         return rank, rank
     if not finding:
@@ -204,9 +207,8 @@ def lexical_search(cursor, table: str, alias: str, where: str, params: list, lex
     """Ids of the table's best full-text matches, best first (its `search` tsvector)."""
     if not lexemes:
         return []
-    stats = table_stats(cursor, table)
-    match, rank = text_queries(lexemes, stats)
-    finding = finding_words(lexemes, stats)
+    finding = finding_words(lexemes, table_stats(cursor, table))
+    match, rank = _queries(lexemes, finding)
     # Without a narrowing filter, the words find the rows through the GIN index alone
     # (OFFSET 0 keeps the other conditions out of that scan): otherwise the planner may AND
     # the bitmap with a scan of every active memory's status index (~110,000 entries, ~4 ms

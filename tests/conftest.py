@@ -18,7 +18,7 @@ from hypothesis import settings as hypothesis_settings
 
 from mnemo import embedded_db
 from tests.helpers import CHROMIUM, SHOTS, ApiClient
-from tests.live_requests import track, wait_for_live_requests
+from tests.live_requests import close_live_context, live_context
 
 # Hypothesis fails an example that takes over 200 ms by default: a timing assertion, which
 # a loaded 2-core machine or CI can trip at random (a test_packing property failed once at
@@ -284,8 +284,7 @@ def page(browser, live_server, settings, request):
     """A desktop-sized page on the live server. Any console error or page error fails the
     test; a screenshot of where it ended is kept under var/screenshots/."""
     settings.MNEMO_REVIEW_UNDO_SECONDS = 1.5
-    track(live_server)
-    context = browser.new_context(base_url=live_server.url, viewport={"width": 1280, "height": 900})
+    context = live_context(browser, live_server, viewport={"width": 1280, "height": 900})
     page = context.new_page()
     problems: list[str] = []
     page.on("console", lambda msg: problems.append(f"console {msg.type}: {msg.text}") if msg.type == "error" else None)
@@ -293,11 +292,9 @@ def page(browser, live_server, settings, request):
     yield page
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"{request.node.name}.png"), full_page=True)
-    context.close()
     # A decision sent when its undo wait ran out may still be on the server: let it finish
     # before the database is flushed under it (tests/live_requests.py says what happened).
-    running = wait_for_live_requests(live_server)
-    assert not running, f"the live server still answers {len(running)} request(s) 60 s after the browser closed"
+    close_live_context(context, live_server)
     assert not problems, problems
 
 

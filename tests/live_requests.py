@@ -7,9 +7,10 @@ own thread while the test's teardown flushes the database: the flush waited on t
 decision's open transaction and failed ("Database test_mnemo_gw1 couldn't be flushed"),
 pytest-django then blocked database access under the request (a 500 in the log), and the
 next test of that process found the last one's rows ("A workspace with slug 'acme' exists
-already") — CI of 2026-11-26, tests/review/test_browser.py. So the `page` fixture closes the
-browser (no new requests) and then waits here for every request thread to finish before
-the database is touched again."""
+already") — CI of 2026-11-26, tests/review/test_browser.py. So every browser context on the
+live server is opened with `live_context` and closed with `close_live_context`: the browser
+is closed (no new requests), then every request thread is waited for before the database
+is touched again."""
 
 from __future__ import annotations
 
@@ -56,3 +57,17 @@ def wait_for_live_requests(live_server, timeout: float = 60.0) -> list[threading
     for thread in request_threads(live_server):
         thread.join(max(0.0, deadline - time.monotonic()))
     return request_threads(live_server)
+
+
+def live_context(browser, live_server, **options):
+    """A Playwright browser context on the live server, its requests counted from the start."""
+    track(live_server)
+    return browser.new_context(base_url=live_server.url, **options)
+
+
+def close_live_context(context, live_server, timeout: float = 60.0) -> None:
+    """Close the context, then wait until the live server has answered every request it sent
+    (failing, naming how many, when one is still running after `timeout` seconds)."""
+    context.close()
+    running = wait_for_live_requests(live_server, timeout)
+    assert not running, f"the live server still answers {len(running)} request(s) {timeout:.0f} s after the browser closed"

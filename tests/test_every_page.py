@@ -41,6 +41,7 @@ from django.urls.converters import IntConverter, UUIDConverter
 
 from tests.helpers import CHROMIUM, SHOTS, ApiClient, log_in
 from tests.keyboard import KEYBOARD_INIT, dialog_problems, keyboard_problems, tab_problems
+from tests.live_requests import close_live_context, live_context
 
 needs_chromium = pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="make test installs Debian's chromium")
 
@@ -448,7 +449,7 @@ def test_every_page_passes_axe_and_fits_a_phone(browser, live_server, owner, wor
     seeded = seed(workspace, owner, make_key)
     seeded_in = time.monotonic() - started
     SHOT_DIR.mkdir(parents=True, exist_ok=True)
-    context = browser.new_context(base_url=live_server.url, viewport=DESKTOP)
+    context = live_context(browser, live_server, viewport=DESKTOP)
     context.add_init_script(KEYBOARD_INIT)
     page = context.new_page()
     errors: list[str] = []
@@ -499,7 +500,7 @@ def test_every_page_passes_axe_and_fits_a_phone(browser, live_server, owner, wor
         page.route("**/__error__", _serving(html))
         visit(f"template {template}", "/__error__")
         page.unroute("**/__error__")
-    context.close()
+    close_live_context(context, live_server)
     swept_in = time.monotonic() - started - seeded_in
     print(f"\nseeded in {seeded_in:.1f} s; swept {len(statuses)} pages and "
           f"{sum(map(len, OPENED.values()))} opened widgets at 2 widths in {swept_in:.1f} s, of which "

@@ -30,6 +30,7 @@ from memory.services import (
     working_memory_put,
 )
 from tests.helpers import CHROMIUM, log_in
+from tests.live_requests import close_live_context, live_context
 
 SHOTS = settings.BASE_DIR / "var" / "screenshots"
 
@@ -153,7 +154,7 @@ def test_no_new_page_scrolls_sideways_at_390_px(browser, live_server, teammate, 
              f"/w/acme/memories/scratchpads/{pad.pk}/restore/{started.pk}/", "/w/acme/entities/",
              f"/w/acme/entities/{by_email.pk}/", f"/w/acme/entities/{by_email.pk}/merge/?q=priya",
              f"/w/acme/entities/{by_email.pk}/merge/?into={by_slack.pk}"]
-    context = browser.new_context(base_url=live_server.url, viewport={"width": 390, "height": 844})
+    context = live_context(browser, live_server, viewport={"width": 390, "height": 844})
     page = context.new_page()
     problems: list[str] = []
     page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
@@ -166,6 +167,6 @@ def test_no_new_page_scrolls_sideways_at_390_px(browser, live_server, teammate, 
         if width > 390:
             wide[path] = width
         _shot(page, f"{request.node.name}_{index:02d}{path.split('?')[0].replace('/', '_')}")
-    context.close()
+    close_live_context(context, live_server)
     assert not wide, wide
     assert not problems, problems

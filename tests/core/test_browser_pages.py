@@ -18,6 +18,7 @@ from entities import decisions
 from entities.models import Entity
 from tests.helpers import CHROMIUM
 from tests.helpers import log_in
+from tests.live_requests import close_live_context, live_context
 
 SHOTS = Path(settings.BASE_DIR) / "var" / "screenshots"
 
@@ -28,7 +29,7 @@ pytestmark = [
 
 
 def _page(browser, live_server, request, width: int, height: int):
-    context = browser.new_context(base_url=live_server.url, viewport={"width": width, "height": height})
+    context = live_context(browser, live_server, viewport={"width": width, "height": height})
     page = context.new_page()
     problems: list[str] = []
     page.on("console", lambda msg: problems.append(f"console {msg.type}: {msg.text}") if msg.type == "error" else None)
@@ -64,7 +65,7 @@ def test_an_admin_creates_a_key_for_an_agent_and_sees_it_once(browser, live_serv
     page.goto("/w/acme/keys/")
     expect(page.locator(f"#key-{api_key.pk}")).to_contain_text("triage-bot")
     assert plaintext not in page.content()
-    context.close()
+    close_live_context(context, live_server)
     assert not problems, problems
 
 
@@ -93,6 +94,6 @@ def test_no_new_page_scrolls_sideways_at_390_px(browser, live_server, request, o
         if width > 390:
             wide[path] = width
         page.screenshot(path=str(SHOTS / f"{request.node.name}{path.replace('/', '_')}.png"), full_page=True)
-    context.close()
+    close_live_context(context, live_server)
     assert not wide, wide
     assert not problems, problems

@@ -12,6 +12,7 @@ import pytest
 from django.test import Client
 
 from tests.helpers import CHROMIUM
+from tests.live_requests import close_live_context, live_context
 
 
 
@@ -64,7 +65,7 @@ def test_the_docs_page_references_only_local_assets_that_are_served(static_clien
 def test_swagger_ui_renders_the_operations_with_only_the_server_reachable(browser, live_server):
     from playwright.sync_api import expect
 
-    context = browser.new_context(base_url=live_server.url)
+    context = live_context(browser, live_server)
     blocked: list[str] = []
     problems: list[str] = []
 
@@ -89,6 +90,6 @@ def test_swagger_ui_renders_the_operations_with_only_the_server_reachable(browse
         expect(health.first).to_be_visible(timeout=60_000)
         assert page.locator(".opblock").count() > 20
     finally:
-        context.close()
+        close_live_context(context, live_server)
     assert blocked == []
     assert problems == []
