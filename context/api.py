@@ -36,8 +36,9 @@ def _scope(request, payload: RecallIn) -> dict:
 def recall(request: HttpRequest, payload: RecallIn):
     """Hybrid retrieval (embedding + full text) over interactions, memories and summaries,
     scored with a per-dimension breakdown; each result names its source interactions."""
-    items = services.recall(services.RecallRequest(**_scope(request, payload)))
-    answer = {"results": [i.as_dict() for i in items]}
+    recalled = services.recall_answer(services.RecallRequest(**_scope(request, payload)))
+    answer = {"results": [i.as_dict() for i in recalled.items],
+              "followed": selectors.followed(workspace_id=request.workspace.pk, entity_id=recalled.followed)}
     return redact_answer(RecallOut.model_validate(answer).model_dump()) if payload.redact else answer
 
 
@@ -45,7 +46,8 @@ def _pack_out(log) -> dict:
     return {"pack_id": log.pk, "query": log.query, "as_of": log.as_of, "created_at": log.created_at,
             "budget_tokens": log.budget_tokens, "tokens_used": log.tokens_used,
             "sections": [{"dropped_unlisted": 0, **section} for section in log.sections],  # older logs lack it
-            "warnings": log.warnings, "text": log.text}
+            "warnings": log.warnings, "text": log.text,
+            "followed": selectors.followed(workspace_id=log.workspace_id, entity_id=log.followed_entity_id)}
 
 
 def _pack_response(answer: dict, redact: bool):

@@ -26,6 +26,10 @@ class PackLog(models.Model):
     sections = models.JSONField(default=list)
     warnings = models.JSONField(default=list)
     text = models.TextField(blank=True)
+    # The entity the ranking followed although the query named nobody (the bridge:
+    # context.services.Ranking.followed), or null. An id, as params["entity"] is: the log
+    # keeps what was served; erasure deletes the packs that followed the erased entity.
+    followed_entity_id = models.BigIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

@@ -60,6 +60,10 @@ PERSON_CUES = re.compile(
     re.IGNORECASE)
 
 
+# What a ranking that followed a bridge says it followed the entity for (the API's `followed`).
+BRIDGE = "bridge"
+
+
 def refers_to_a_person(text: str) -> bool:
     return PERSON_CUES.search(text) is not None
 

@@ -79,8 +79,18 @@ class ItemOut(Schema):
                                                  "`sources` are then that source's interactions")
 
 
+class FollowedOut(Schema):
+    entity_id: int
+    entity_name: str | None = Field(description="its name now (masked with `redact`); null if it no longer exists")
+    reason: Literal["bridge"] = Field(description='"bridge": the query named nobody but referred to a person, and '
+                                                  'its best result was about this one entity; every result was '
+                                                  'scored as if the query had named it (its "entity" credit)')
+
+
 class RecallOut(Schema):
     results: list[ItemOut]
+    followed: FollowedOut | None = Field(None, description="the entity the ranking followed although the query "
+                                                           "named nobody; null when it followed none")
 
 
 class DroppedOut(ItemOut):
@@ -116,3 +126,5 @@ class PackOut(Schema):
     sections: list[SectionOut]
     warnings: list[WarningOut]
     text: str
+    followed: FollowedOut | None = Field(None, description="the entity the ranking followed although the query "
+                                                           "named nobody; null when it followed none")

@@ -196,6 +196,10 @@ class Ranking:
     entity_ids: list[int]  # the entities the query is about: named in it, or asked for
     meanwhile: object = None  # what the caller's `meanwhile` returned
     query_vector: Callable[[], list[float]] | None = None  # the query's embedding (made once)
+    # The entity the ranking followed although the query named nobody (the bridge,
+    # _bridged): every candidate was scored as if the query had named it, so "entity"
+    # credit in a breakdown is credit for this one.
+    followed: int | None = None
 
     def items(self, *, every: bool = False) -> Iterator[Item]:
         """The candidates as items with their score breakdown, best first, each made when it
@@ -257,22 +261,22 @@ def ranked(request: RecallRequest, *, meanwhile: Callable[[list[int]], object] |
                          concept_links=links)
     # The tail keeps its first scores: nothing about them changed.
     scored = [(by_key[s.candidate.key], s) for s in (*head, *first[CONCEPT_DEPTH:])]
+    followed = None
     if settings.MNEMO_RECALL_BRIDGE and not query.entity_ids and scored and multihop.refers_to_a_person(query.text):
-        query, scored = _bridged(query, links, scored)
+        followed = multihop.bridge(scored[0][0].entity_ids)
+        if followed is not None:
+            query, scored = _bridged(query, links, scored, followed)
     if settings.MNEMO_RECALL_MULTIHOP and "interaction" in kinds:
         scored = _second_round(filters, query, links, scored, embedding)
     scored = _families(filters, scored, embedding)
-    return Ranking(scored, entity_ids, found.get("meanwhile"), embedding)
+    return Ranking(scored, entity_ids, found.get("meanwhile"), embedding, followed)
 
 
-def _bridged(query: scoring.Query, links: dict, scored: list[tuple[Hit, scoring.Scored]]
+def _bridged(query: scoring.Query, links: dict, scored: list[tuple[Hit, scoring.Scored]], entity: int
              ) -> tuple[scoring.Query, list[tuple[Hit, scoring.Scored]]]:
     """Issue 22 part 1, the bridge (context.multihop.bridge): the question names nobody but
     refers to a person, and its best result is about one entity — score every candidate
     again as if the question had named it. No statement: the candidates are those found."""
-    entity = multihop.bridge(scored[0][0].entity_ids)
-    if entity is None:
-        return query, scored
     query = replace(query, entity_ids=frozenset({entity}))
     hits = {s.candidate.key: hit for hit, s in scored}
     return query, [(hits[s.candidate.key], s) for s in
@@ -391,8 +395,20 @@ def _diverse(items: Iterable[Item], limit: int) -> list[Item]:
     return chosen
 
 
+@dataclass
+class Recalled:
+    items: list[Item]
+    followed: int | None  # Ranking.followed
+
+
+def recall_answer(request: RecallRequest) -> Recalled:
+    """The best items, and the entity the ranking followed (the API says which)."""
+    ranking = ranked(request)
+    return Recalled(_diverse(ranking.items(), request.limit), ranking.followed)
+
+
 def recall(request: RecallRequest) -> list[Item]:
-    return _diverse(ranked(request).items(), request.limit)
+    return recall_answer(request).items
 
 
 # --- context packs --------------------------------------------------------------------------
@@ -527,7 +543,7 @@ def context_pack(request: PackRequest, *, actor: Actor) -> PackLog:
         workspace_id=request.workspace_id, api_key=actor.api_key, actor_label=actor.label[:200], query=request.query,
         params=_params(request), as_of=request.as_of, budget_tokens=request.budget_tokens,
         tokens_used=built.tokens_used, text=built.text, warnings=warnings,
-        sections=[_section_json(s) for s in built.sections],
+        sections=[_section_json(s) for s in built.sections], followed_entity_id=ranking.followed,
     )
     served = sorted({i.payload["item"].id for s in built.sections for i in s.items
                      if i.payload["item"].kind == "memory"})
@@ -672,8 +688,9 @@ def _decay_links_batch(workspace_id: int, as_of: datetime, after: int, size: int
 
 def context_erase(entity, interaction_ids: list[int]) -> dict[str, int]:
     """The concepts layer's eraser (context/layer.py): packs that served the person's messages or were
-    built about them, and the concept links their messages made, go with them. A link is
-    an aggregate, so every pair an erased message contributed to is dropped whole."""
+    built about them (asked for them, or followed them: Ranking.followed), and the concept
+    links their messages made, go with them. A link is an aggregate, so every pair an erased
+    message contributed to is dropped whole."""
     removed = 0
     for content in interaction_contents(interaction_ids=interaction_ids):
         found = sorted(text_concepts(content, max_concepts=CONCEPTS_PER_MESSAGE))
@@ -682,11 +699,11 @@ def context_erase(entity, interaction_ids: list[int]) -> dict[str, int]:
     with connection.cursor() as cursor:
         cursor.execute("""
             DELETE FROM context_packlog p WHERE p.workspace_id = %s AND (
-                (p.params->>'entity')::bigint = %s OR EXISTS (
+                (p.params->>'entity')::bigint = %s OR p.followed_entity_id = %s OR EXISTS (
                     SELECT 1 FROM jsonb_array_elements(p.sections) s,
                          jsonb_array_elements(coalesce(s->'items', '[]'::jsonb) || coalesce(s->'dropped', '[]'::jsonb)) i,
                          jsonb_array_elements(coalesce(i->'sources', '[]'::jsonb)) src
                     WHERE (src->>'interaction_id')::bigint = ANY(%s)))""",
-                       [entity.workspace_id, entity.pk, list(interaction_ids)])
+                       [entity.workspace_id, entity.pk, entity.pk, list(interaction_ids)])
         removed += cursor.rowcount
     return {"packs_and_concept_links": removed}

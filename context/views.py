@@ -72,6 +72,7 @@ def inspector(request):
             pack = services.context_pack(pack_request, actor=Actor.for_user(request.user))
             context["pack"] = pack
             context["sections"] = _with_bars(pack.sections)
+            context["followed"] = _followed(pack)
         except ValidationError as exc:
             context["error"] = "; ".join(exc.messages)
         except NotFound as exc:
@@ -103,4 +104,8 @@ def pack_detail(request, pack_id):
     except NotFound:
         raise Http404("No such pack.")
     sections = _with_bars([{"dropped_unlisted": 0, **s} for s in pack.sections])  # older logs lack the count
-    return render(request, "context/pack.html", {"pack": pack, "sections": sections})
+    return render(request, "context/pack.html", {"pack": pack, "sections": sections, "followed": _followed(pack)})
+
+
+def _followed(pack) -> dict | None:
+    return selectors.followed(workspace_id=pack.workspace_id, entity_id=pack.followed_entity_id)

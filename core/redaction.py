@@ -5,7 +5,9 @@ from typing import Any
 
 from core import privacy
 
-TEXT_FIELDS = {"content", "text", "sender_name", "channel_id", "thread", "metadata", "topic", "status_reason"}
+# People's names are text too: a name can be an email address or a phone number.
+TEXT_FIELDS = {"content", "text", "sender_name", "entity_name", "channel_id", "thread", "metadata", "topic",
+               "status_reason"}
 
 
 def redact_all(value: Any) -> Any:

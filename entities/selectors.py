@@ -61,6 +61,11 @@ def entity_get(*, workspace: Workspace, entity_id: int) -> Entity:
     return Entity.objects.get(workspace=workspace, pk=entity_id)
 
 
+def entity_name(*, workspace_id: int, entity_id: int) -> str | None:
+    """The entity's name, or None when the workspace has no such entity (any more)."""
+    return Entity.objects.filter(workspace_id=workspace_id, pk=entity_id).values_list("name", flat=True).first()
+
+
 def identities_of(*, entity: Entity) -> list[Identity]:
     return list(Identity.objects.filter(entity=entity).order_by("channel", "channel_id"))
 

@@ -21,7 +21,7 @@ from ninja.responses import NinjaJSONEncoder
 from pydantic import ConfigDict, Field, JsonValue, TypeAdapter
 
 from context import api as context_api
-from context.schemas import ContextIn, RecallIn, RecallOut, WarningOut
+from context.schemas import ContextIn, FollowedOut, RecallIn, RecallOut, WarningOut
 from conversations import api as conversations_api
 from conversations.schemas import ContextOut, InteractionIn, InteractionResultOut, ReadOptions
 from core.errors import NotFound
@@ -132,6 +132,8 @@ class PackTextOut(Schema):
     budget_tokens: int
     tokens_used: int
     warnings: list[WarningOut]
+    followed: FollowedOut | None = Field(None, description="the entity the pack followed although the query "
+                                                           "named nobody (as /context says it)")
 
 
 # --- what each tool runs ---------------------------------------------------------------------
@@ -173,7 +175,9 @@ TOOLS: tuple[ToolSpec, ...] = (
         "recall",
         "Search everything Mnemo knows for a query: memories of every type, raw interactions, conversation "
         "summaries, entities and relationships, ranked by meaning and words with a score breakdown; each "
-        "result names the interactions it came from. Filter by types, entity, conversation or channel.",
+        "result names the interactions it came from. Filter by types, entity, conversation or channel. "
+        "`followed` names the person the results were ranked for when the query named nobody but referred "
+        "to someone (\"the person who…\", \"she\").",
         "read", RecallIn, context_api.recall, RecallOut,
     ),
     ToolSpec(
@@ -181,7 +185,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Get a token-budgeted context pack for a query, ready to paste into a prompt: trusted state, what is "
         "known about the people and things involved, and the most relevant memories and turns, in trust "
         "order within budget_tokens. Answers the pack's text and its pack_id (the served pack is logged and "
-        "can be inspected), and warnings from censors or open capability gaps near the query.",
+        "can be inspected), warnings from censors or open capability gaps near the query, and `followed` "
+        "(as recall's).",
         "read", ContextIn, context_api.context, PackTextOut,
     ),
     ToolSpec(

@@ -92,7 +92,7 @@ def test_time_cues_in_the_query_boost_what_happened_then(api, workspace):
 
 
 def test_an_empty_workspace_answers_empty_not_500(api):
-    assert api.post("/recall", {"query": "anything"}).json() == {"results": []}
+    assert api.post("/recall", {"query": "anything"}).json() == {"results": [], "followed": None}
     pack = api.post("/context", {"query": "anything"}).json()
     assert pack["tokens_used"] == 0 and pack["text"] == "" and all(not s["items"] for s in pack["sections"])
 
@@ -300,7 +300,7 @@ def test_another_workspaces_ids_are_404(api, outsider_api, workspace):
     assert_error(outsider_api.post("/context", {"query": "x", "entity": caroline.pk}), 404)
     pack = api.post("/context", {"query": "support group"}).json()
     assert_error(outsider_api.get(f"/packs/{pack['pack_id']}"), 404)
-    assert outsider_api.post("/recall", {"query": "support group"}).json() == {"results": []}
+    assert outsider_api.post("/recall", {"query": "support group"}).json() == {"results": [], "followed": None}
 
 
 def test_a_summary_is_recalled_citing_the_whole_range_it_covers(api, workspace):
@@ -315,7 +315,7 @@ def test_a_summary_is_recalled_citing_the_whole_range_it_covers(api, workspace):
     [found] = results["results"]
     assert found["kind"] == "summary" and found["id"] == summary.pk
     assert [s["interaction_id"] for s in found["sources"]] == ids
-    assert api.post("/recall", {"query": "quantum chromodynamics", "types": ["summary"]}).json() == {"results": []}
+    assert api.post("/recall", {"query": "quantum chromodynamics", "types": ["summary"]}).json() == {"results": [], "followed": None}
     # In a pack too (its sources are read for every summary at once there, lazily in recall).
     pack = api.post("/context", {"query": "support group counseling painting", "types": ["summary"]}).json()
     [item] = [i for section in pack["sections"] for i in section["items"] + section["dropped"] if i["kind"] == "summary"]

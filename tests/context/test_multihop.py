@@ -86,7 +86,7 @@ def test_the_second_round_keeps_the_requests_filters(api, workspace, settings):
 def test_an_outsider_finds_nothing_through_the_second_round(api, outsider_api, workspace, settings):
     _logged(workspace)
     settings.MNEMO_RECALL_MULTIHOP = True
-    assert outsider_api.post("/recall", {"query": QUESTION}).json() == {"results": []}
+    assert outsider_api.post("/recall", {"query": QUESTION}).json() == {"results": [], "followed": None}
 
 
 def test_a_served_pack_shows_the_lift_beside_the_dimensions(client, owner, workspace, settings):

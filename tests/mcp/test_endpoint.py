@@ -72,7 +72,7 @@ def test_a_tool_call_answers_in_the_post_body_without_a_session(post):
     answer = post(_call("recall", {"query": "anything"}))
     assert answer.status_code == 200 and answer["Content-Type"].startswith("application/json")
     assert "mcp-session-id" not in answer
-    assert answer.json()["result"]["structuredContent"] == {"results": []}
+    assert answer.json()["result"]["structuredContent"] == {"results": [], "followed": None}
 
 
 def test_tools_run_in_the_thread_serving_the_request(post, monkeypatch):

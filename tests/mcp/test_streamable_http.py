@@ -57,7 +57,8 @@ def test_an_agent_logs_remembers_recalls_and_gets_a_pack_it_can_inspect(mcp_url,
     assert Interaction.objects.get(pk=logged["id"]).content == MESSAGE["content"]
     assert stored["outcome"] == "created" and stored["memory"]["entity_id"] == logged["entity_id"]
     assert [r["id"] for r in recalled["results"]] == [stored["memory"]["id"]]
-    assert set(pack) == {"pack_id", "text", "budget_tokens", "tokens_used", "warnings"}
+    assert set(pack) == {"pack_id", "text", "budget_tokens", "tokens_used", "warnings", "followed"}
+    assert pack["followed"] is None  # the question names Ann
     assert "Ann prefers tea over coffee." in pack["text"] and pack["tokens_used"] <= 300
     # The pack is logged like a REST one: the REST API serves it back by its id.
     assert api.get(f"/packs/{pack['pack_id']}").json()["text"] == pack["text"]
@@ -126,7 +127,7 @@ def test_a_read_key_cannot_call_a_writing_tool_and_nothing_is_stored(mcp_url, re
         # The REST API's words for the same refusal.
         assert error == {"code": "forbidden", "message": "This API key lacks the 'write' scope.",
                          "details": {"required_scope": "write"}}
-    assert payload(recalled) == {"results": []}
+    assert payload(recalled) == {"results": [], "followed": None}
     assert not Interaction.objects.exists() and not Memory.objects.exists()
 
 
@@ -168,7 +169,7 @@ def test_an_outsider_sees_not_found_for_our_ids_and_none_of_our_data(mcp_url, wr
     for result in results[:-1]:
         assert tool_error(result, "not_found")["message"] == "Not found."
     assert tool_error(results[-1], "not_found")["message"] == "Scratchpad 'plan' not found."  # as REST says
-    assert payload(seen[0]) == {"results": []} and payload(seen[1]) == {"count": 0, "items": []}
+    assert payload(seen[0]) == {"results": [], "followed": None} and payload(seen[1]) == {"count": 0, "items": []}
     for error in refusals:
         assert error.error.code == -32002 and error.error.message == "Not found."
     assert api.get(f"/decisions/{decision['id']}").json()["outcome"] is None
@@ -309,7 +310,7 @@ def test_a_raw_handshake_era_client_is_served_without_a_session(mcp_url, read_ke
     assert answer.status_code == 200 and "mcp-session-id" not in answer.headers
     assert answer.json()["result"]["serverInfo"]["name"] == "mnemo"
     called = _post(mcp_url, read_key, CALL).json()["result"]
-    assert called["isError"] is False and called["structuredContent"] == {"results": []}
+    assert called["isError"] is False and called["structuredContent"] == {"results": [], "followed": None}
     garbage = httpx.post(mcp_url, content=b"{not json", timeout=60, headers={
         "Authorization": f"Bearer {read_key}", "Content-Type": "application/json",
         "Accept": "application/json, text/event-stream"})

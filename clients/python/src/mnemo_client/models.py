@@ -195,8 +195,15 @@ class ItemOut(_Out):
     via: ViaOut | None = None  # a pattern served in place of this source of it
 
 
+class FollowedOut(_Out):
+    entity_id: int
+    entity_name: str | None  # None if the entity no longer exists
+    reason: Literal["bridge"]  # the query named nobody; its best result was about this entity
+
+
 class RecallOut(_Out):
     results: list[ItemOut]
+    followed: FollowedOut | None = None  # the entity the ranking followed although the query named nobody
 
 
 class DroppedOut(ItemOut):
@@ -230,6 +237,7 @@ class PackOut(_Out):
     sections: list[SectionOut]
     warnings: list[WarningOut]
     text: str
+    followed: FollowedOut | None = None  # as RecallOut.followed
 
 
 # --- memories, procedures, censors ------------------------------------------------------------
