@@ -250,6 +250,8 @@ def ranked(request: RecallRequest, *, meanwhile: Callable[[list[int]], object] |
         hits = retrieval.search(filters, request.query, embedding, kinds=kinds, named=[pk for pk, _ in named],
                                 meanwhile=while_embedding, parallel=parallel)
     links = found["links"]
+    if settings.MNEMO_RECALL_CLOSEST_LINE:
+        _closest_lines(hits, embedding)
     query = scoring.Query(text=request.query, concepts=query_concepts, entity_ids=frozenset(entity_ids),
                           time_range=found["time_range"], now=now, recency_weight=request.recency_weight)
     by_key = {(h.kind, h.id): h for h in hits}
@@ -270,6 +272,27 @@ def ranked(request: RecallRequest, *, meanwhile: Callable[[list[int]], object] |
         scored = _second_round(filters, query, links, scored, embedding)
     scored = _families(filters, scored, embedding)
     return Ranking(scored, entity_ids, found.get("meanwhile"), embedding, followed)
+
+
+def _closest_lines(hits: list[Hit], vector: Callable[[], list[float]]) -> None:
+    """An episode is its turns' sentences quoted in order (Hit.quotes_sources), so it is as
+    close to the query as the closest of them: its similarity becomes the highest of its own
+    and its turns'. One embedding of five sentences blurs the one that answers ("What does
+    Melanie do to destress?" → her "I've been running farther to de-stress", 6th closest turn,
+    inside an episode 59th by its own embedding). The turns' similarities are those the
+    interaction search found, and one statement for the rest (conversations.search)."""
+    episodes = [hit for hit in hits if hit.kind == "memory" and hit.quotes_sources and hit.sources]
+    if not episodes:
+        return
+    known = {hit.id: hit.similarity for hit in hits if hit.kind == "interaction" and hit.similarity is not None}
+    wanted = {pk for hit in episodes for pk, _ in hit.sources} - known.keys()
+    if wanted:
+        with connection.cursor() as cursor:
+            known |= conversations_search.interaction_similarity(cursor, wanted, vector_literal(vector()))
+    for hit in episodes:
+        closest = max((known[pk] for pk, _ in hit.sources if pk in known), default=None)
+        if closest is not None and closest > (hit.similarity or 0.0):
+            hit.similarity = closest
 
 
 def _bridged(query: scoring.Query, links: dict, scored: list[tuple[Hit, scoring.Scored]], entity: int

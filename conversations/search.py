@@ -52,6 +52,16 @@ def interaction_hits(cursor, ids: set[int]) -> dict[int, Hit]:
     return hits
 
 
+def interaction_similarity(cursor, ids: set[int], vector: str) -> dict[int, float]:
+    """The cosine similarity of each interaction's embedding to the query's (its vector as
+    SQL); interactions not embedded yet are left out. One statement, by primary key."""
+    if not ids:
+        return {}
+    cursor.execute("SELECT interaction_id, 1 - (embedding <=> %s::vector) FROM conversations_interactionindex "
+                   "WHERE interaction_id = ANY(%s)", [vector, sorted(ids)])
+    return dict(cursor.fetchall())
+
+
 def interaction_neighbours(cursor, f: Filters, turns: list[int], window: int,
                            vector: str) -> tuple[dict[int, Hit], dict[int, set[int]]]:
     """The messages next to `turns` in their conversations (up to `window` before and after

@@ -78,6 +78,9 @@ class Hit:
     # ({"memory_id", "text", "occurred_at"}): context.services serves a family once.
     pattern_id: int | None = None
     via: dict | None = None
+    # The text is its sources' own sentences, quoted in their order (an episode): recall
+    # takes it to be as close to a query as the closest of them (context.services).
+    quotes_sources: bool = False
 
 
 def utc(column: str) -> str:

@@ -9,6 +9,10 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+# The rule of the episodic memory an episode is (memory.extraction.episodes): its text quotes
+# its turns' sentences in order, and it cites those turns.
+EPISODE_RULE = "episode.segment"
+
 _PUNCT = re.compile(r"[^\w\s]")
 _SPACE = re.compile(r"\s+")
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from core.search import Filters, Hit, SearchKind, aware, message_scope, utc
+from memory.rules import EPISODE_RULE
 
 
 def memory_filters(f: Filters) -> tuple[str, list]:
@@ -58,11 +59,11 @@ def memory_hits(cursor, ids: set[int]) -> dict[int, Hit]:
         SELECT m.id, m.text, m.type, {utc("m.occurred_at")}, m.event_first, {utc("m.created_at")}, m.importance,
                m.confidence,
                m.certainty, m.status, m.reinforcement_count, m.access_count, m.subject_id, m.conversation_id,
-               m.concepts, m.consolidated_into_id
+               m.concepts, m.consolidated_into_id, m.rule
         FROM memory_memory m WHERE m.id = ANY(%s)""", [list(ids)])
     hits = {}
     for (pk, text, type_, occurred_at, event_first, created_at, importance, confidence, certainty, status,
-         reinforcement, access, subject_id, conversation, concepts, pattern_id) in cursor.fetchall():
+         reinforcement, access, subject_id, conversation, concepts, pattern_id, rule) in cursor.fetchall():
         when = aware(occurred_at)
         if event_first is not None:
             when = datetime.combine(event_first, datetime.min.time(), tzinfo=timezone.utc)
@@ -70,7 +71,8 @@ def memory_hits(cursor, ids: set[int]) -> dict[int, Hit]:
                        importance=importance, confidence=confidence, certainty=certainty, status=status,
                        reinforcement=reinforcement, access_count=access,
                        entity_ids=frozenset({subject_id}) if subject_id else frozenset(), conversation_id=conversation,
-                       concepts=frozenset(concepts) if concepts is not None else None, pattern_id=pattern_id)
+                       concepts=frozenset(concepts) if concepts is not None else None, pattern_id=pattern_id,
+                       quotes_sources=rule == EPISODE_RULE)
     cursor.execute("""
         SELECT ev.memory_id, ev.interaction_id, i.external_id, i.entity_id
         FROM memory_memoryevidence ev JOIN conversations_interaction i ON i.id = ev.interaction_id

@@ -404,6 +404,9 @@ MNEMO_RECALL_MULTIHOP = env_bool("MNEMO_RECALL_MULTIHOP", True)
 # A question that refers to a person without naming one is scored again for the one entity its
 # best result is about (issue 22 part 1, context.multihop.bridge).
 MNEMO_RECALL_BRIDGE = env_bool("MNEMO_RECALL_BRIDGE", True)
+# An episode is as close to the query as the closest of the turns it quotes (context.services
+# ._closest_lines). Off: its own embedding only, as before (for measuring).
+MNEMO_RECALL_CLOSEST_LINE = env_bool("MNEMO_RECALL_CLOSEST_LINE", True)
 # Context packs list, per section, this many of the items they dropped (the best scored
 # first) with their reasons, and count the rest: a pack is offered hundreds of candidates,
 # and listing them all made every logged pack ~250 kB.

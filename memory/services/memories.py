@@ -308,7 +308,7 @@ def near_duplicate(*, workspace_id: int, type_: str, embedding, exclude_id: int 
 # episode once its segment is complete), so both directions are handled: the candidate that
 # comes second reinforces the episode; the episode that comes second folds the candidates
 # already waiting (archived as its duplicates, their review items withdrawn).
-EPISODE_RULE = "episode.segment"
+EPISODE_RULE = rules.EPISODE_RULE
 
 
 def _restated_episode(draft: Draft, workspace_id: int) -> Memory | None:
