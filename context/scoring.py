@@ -46,10 +46,11 @@ CERTAINTY_VALUE: Mapping[str, float] = {
 # Reinforcement saturates: log(1 + n) / log(1 + 10), so the 5th restatement (the graduation
 # threshold) is worth 0.75 and anything from 10 on is worth 1.
 REINFORCEMENT_SATURATION = 10
-# An access counts as a tenth of a restatement (seed 004's decay adds 0.1 per access): being
-# served is weak evidence (the item may have ranked by chance), and more would feed back on
-# itself, recall raising the score that got it recalled.
-ACCESS_WEIGHT = 0.1
+# Being served is not counted: a memory a pack served is no more relevant to the next
+# question. It was counted as a tenth of a restatement until measured: after one pass of 997
+# LoCoMo packs (one episode served 244 times) R@10 fell 1.1 / 1.8 points on the two parts of
+# the development half, the often-served episodes rising for every question
+# (bench/RESULTS.md, "Session 24"). Access still keeps a memory from decaying (memory.decay).
 
 # A query concept reached only through a Hebbian link counts for at most half a direct hit:
 # an association says the topic is near, not that it is the same.
@@ -76,7 +77,6 @@ class Candidate:
     confidence: float = 1.0
     certainty: str = ""  # verbatim | extracted | inferred | consolidated | ""
     reinforcement: int = 0
-    access_count: int = 0
     concepts: frozenset[str] = frozenset()
     entity_ids: frozenset[int] = frozenset()
     status: str = "active"  # carried for the caller; which statuses to recall is the selector's call
@@ -196,7 +196,7 @@ def _value_tuple(query: Query, candidate: Candidate, neighbours: Mapping[str, Ma
         _unit(candidate.importance),
         _unit(candidate.confidence),
         CERTAINTY_VALUE.get(candidate.certainty, CERTAINTY_VALUE["inferred"]),
-        _reinforcement(candidate.reinforcement, candidate.access_count),
+        _reinforcement(candidate.reinforcement),
         _concept_overlap(query.concepts, candidate.concepts, neighbours),
         1.0 if query.entity_ids & candidate.entity_ids else 0.0,
         _time_match(query.time_range, candidate.occurred_at),
@@ -255,9 +255,8 @@ def _fusion(dense_rank: int | None, lexical_rank: int | None) -> float:
     return fused / (2 * reciprocal_rank(1, DEFAULT_K))
 
 
-def _reinforcement(reinforcement: int, access_count: int) -> float:
-    evidence = max(reinforcement, 0) + ACCESS_WEIGHT * max(access_count, 0)
-    return min(math.log1p(evidence) / math.log1p(REINFORCEMENT_SATURATION), 1.0)
+def _reinforcement(reinforcement: int) -> float:
+    return min(math.log1p(max(reinforcement, 0)) / math.log1p(REINFORCEMENT_SATURATION), 1.0)
 
 
 def _neighbours(query_concepts: frozenset[str], links: Mapping[tuple[str, str], float]) -> dict[str, dict[str, float]]:

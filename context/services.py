@@ -150,7 +150,7 @@ def _candidate(hit: Hit, *, with_concepts: bool = True) -> scoring.Candidate:
         key=(hit.kind, hit.id), kind=hit.kind, type=hit.type, text=hit.text, similarity=hit.similarity,
         lexical_rank=hit.lexical_rank, dense_rank=hit.dense_rank, occurred_at=hit.occurred_at,
         learned_at=hit.learned_at, importance=hit.importance, confidence=hit.confidence, certainty=hit.certainty,
-        reinforcement=hit.reinforcement, access_count=hit.access_count,
+        reinforcement=hit.reinforcement,
         concepts=_concepts(hit) if with_concepts else frozenset(), entity_ids=hit.entity_ids,
         status=hit.status,
     )

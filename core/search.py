@@ -64,7 +64,6 @@ class Hit:
     certainty: str = ""
     status: str = "active"
     reinforcement: int = 0
-    access_count: int = 0
     speaker: str = ""
     entity_ids: frozenset[int] = frozenset()
     sources: list[tuple[int, str | None]] = field(default_factory=list)

@@ -58,18 +58,18 @@ def memory_hits(cursor, ids: set[int]) -> dict[int, Hit]:
     cursor.execute(f"""
         SELECT m.id, m.text, m.type, {utc("m.occurred_at")}, m.event_first, {utc("m.created_at")}, m.importance,
                m.confidence,
-               m.certainty, m.status, m.reinforcement_count, m.access_count, m.subject_id, m.conversation_id,
+               m.certainty, m.status, m.reinforcement_count, m.subject_id, m.conversation_id,
                m.concepts, m.consolidated_into_id, m.rule
         FROM memory_memory m WHERE m.id = ANY(%s)""", [list(ids)])
     hits = {}
     for (pk, text, type_, occurred_at, event_first, created_at, importance, confidence, certainty, status,
-         reinforcement, access, subject_id, conversation, concepts, pattern_id, rule) in cursor.fetchall():
+         reinforcement, subject_id, conversation, concepts, pattern_id, rule) in cursor.fetchall():
         when = aware(occurred_at)
         if event_first is not None:
             when = datetime.combine(event_first, datetime.min.time(), tzinfo=timezone.utc)
         hits[pk] = Hit(kind="memory", id=pk, text=text, type=type_, occurred_at=when, learned_at=aware(created_at),
                        importance=importance, confidence=confidence, certainty=certainty, status=status,
-                       reinforcement=reinforcement, access_count=access,
+                       reinforcement=reinforcement,
                        entity_ids=frozenset({subject_id}) if subject_id else frozenset(), conversation_id=conversation,
                        concepts=frozenset(concepts) if concepts is not None else None, pattern_id=pattern_id,
                        quotes_sources=rule == EPISODE_RULE)

@@ -228,6 +228,20 @@ def test_serving_a_pack_reinforces_its_memories_in_the_background(api, workspace
     assert all(m.access_count == 1 for m in Memory.objects.filter(pk__in=served))
 
 
+def test_being_served_does_not_raise_a_memorys_score(api, workspace):
+    """Access keeps a memory from decaying; it is no evidence of relevance to the next
+    question (counted, the often-served rose for every question: bench/RESULTS.md)."""
+    log_chat(workspace)
+    query = {"query": "support group", "limit": 10}
+    before = {r["id"]: r["score_breakdown"] for r in api.post("/recall", query).json()["results"]
+              if r["kind"] == "memory"}
+    assert before
+    Memory.objects.filter(pk__in=before).update(access_count=1000)
+    after = {r["id"]: r["score_breakdown"] for r in api.post("/recall", query).json()["results"]
+             if r["kind"] == "memory"}
+    assert after == before
+
+
 def test_the_pack_log_is_insert_only(api, workspace):
     pack = api.post("/context", {"query": "anything"}).json()
     for statement in (lambda: PackLog.objects.filter(pk=pack["pack_id"]).update(text="edited"),

@@ -98,7 +98,6 @@ def candidates(draw, key=None):
         confidence=draw(unit),
         certainty=draw(st.sampled_from(["verbatim", "extracted", "inferred", "consolidated", ""])),
         reinforcement=draw(st.integers(0, 100)),
-        access_count=draw(st.integers(0, 1000)),
         concepts=draw(st.frozensets(concept_names, max_size=4)),
         entity_ids=draw(st.frozensets(st.integers(1, 5), max_size=3)),
     )
