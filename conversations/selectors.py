@@ -145,17 +145,29 @@ def entity_conversation_keys(*, workspace: Workspace, entity_ids: Iterable[int])
     return keys
 
 
-def processed_interactions_after(*, conversation_id: int, after_id: int) -> list[Interaction]:
-    """The conversation's interactions past `after_id` that background processing has
-    reached (embedded), in the order they were logged."""
+def _not_reached() -> Exists:
     # A rebuild reading the log again (conversations.rebuild) has not reached the messages
     # past its cursor yet: for the layers it rebuilds they are not processed, embedded or not
     # (a rebuild of `memories` alone keeps the embeddings).
-    not_reached = RebuildJob.objects.filter(workspace_id=OuterRef("workspace_id"), status__in=RebuildJob.UNFINISHED,
+    return Exists(RebuildJob.objects.filter(workspace_id=OuterRef("workspace_id"), status__in=RebuildJob.UNFINISHED,
                                             phase=RebuildJob.Phase.DERIVE, cursor__lt=OuterRef("pk"),
-                                            high_water__gte=OuterRef("pk"))
+                                            high_water__gte=OuterRef("pk")))
+
+
+def processed_interactions_after(*, conversation_id: int, after_id: int) -> list[Interaction]:
+    """The conversation's interactions past `after_id` that background processing has
+    reached (embedded), in the order they were logged."""
     return list(Interaction.objects.filter(conversation_id=conversation_id, pk__gt=after_id, index__isnull=False)
-                .exclude(Exists(not_reached)).select_related("entity").order_by("id"))
+                .exclude(_not_reached()).select_related("entity").order_by("id"))
+
+
+def first_unprocessed_after(*, conversation_id: int, after_id: int, besides: Iterable[int] = ()) -> int | None:
+    """The first interaction of the conversation past `after_id` that background processing
+    has not reached (the complement of processed_interactions_after), leaving out `besides`
+    (a batch being processed now); None when it has reached every one."""
+    return (Interaction.objects.filter(conversation_id=conversation_id, pk__gt=after_id)
+            .exclude(pk__in=list(besides)).filter(Q(index__isnull=True) | _not_reached())
+            .order_by("id").values_list("id", flat=True).first())
 
 
 def conversations_quiet_past(*, cut: Expression, quiet_since: datetime) -> QuerySet[Conversation]:

@@ -20,7 +20,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from conversations.selectors import processed_interactions_after
+from conversations.selectors import first_unprocessed_after, processed_interactions_after
 from conversations.summarise import Turn
 from core.concurrency import retry_on_conflict
 from core.errors import ApiError
@@ -267,15 +267,29 @@ def _episode_drafts(segments: list[list]) -> list[Draft]:
     return [d for d in (_episode_draft(segment) for segment in segments) if d is not None]
 
 
+def _processed_run(conversation_id: int, after: int, batch: Sequence = ()) -> tuple[list, bool]:
+    """The conversation's turns past `after` that processing has reached (with `batch`, the
+    ones being processed now), up to the first it has not reached, and whether that run goes
+    to the conversation's last turn. An episode is a run of consecutive turns: a turn
+    processed late must not land in a later episode than its neighbours, and a remainder is
+    a tail to flush only when nothing after it waits — else where episodes end would depend
+    on how far the worker had got when the flush ran."""
+    fresh = {i.pk: i for i in processed_interactions_after(conversation_id=conversation_id, after_id=after)}
+    fresh |= {i.pk: i for i in batch if i.pk > after}
+    gap = first_unprocessed_after(conversation_id=conversation_id, after_id=after, besides=[i.pk for i in batch])
+    return [fresh[pk] for pk in sorted(fresh) if gap is None or pk < gap], gap is None
+
+
 def _cut(*, conversation_id: int, flush: bool) -> _Cut:
-    """Segments of MNEMO_EPISODE_TURNS turns past the conversation's cursor (with `flush`,
-    the shorter remainder too). Call inside a transaction: the advisory lock keeps one
+    """Segments of MNEMO_EPISODE_TURNS consecutive processed turns past the conversation's
+    cursor (with `flush`, the shorter remainder too, once nothing after it waits:
+    _processed_run). Call inside a transaction: the advisory lock keeps one
     cutter per conversation until it commits."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_advisory_xact_lock(hashtext('mnemo.episodes'), %s)", [conversation_id])
     cursor_row, _ = EpisodeCursor.objects.get_or_create(conversation_id=conversation_id)
-    segments = _segments(processed_interactions_after(conversation_id=conversation_id,
-                                                      after_id=cursor_row.last_interaction_id), flush)
+    run, complete = _processed_run(conversation_id, cursor_row.last_interaction_id)
+    segments = _segments(run, flush and complete)
     if not segments:
         return _Cut(cursor_row, 0, [], cursor_row.last_interaction_id)
     return _Cut(cursor_row, segments[0][0].workspace_id, _episode_drafts(segments), segments[-1][-1].pk)
@@ -286,10 +300,8 @@ def _episodes_expected(conversation_id: int, batch: Sequence, *, flush: bool = F
     so their texts can be embedded before the cut: a guess that holds unless another
     batch of the conversation is written first."""
     cursor_row = EpisodeCursor.objects.filter(conversation_id=conversation_id).first()
-    after = cursor_row.last_interaction_id if cursor_row else 0
-    fresh = {i.pk: i for i in processed_interactions_after(conversation_id=conversation_id, after_id=after)}
-    fresh |= {i.pk: i for i in batch if i.pk > after}
-    return _episode_drafts(_segments([fresh[pk] for pk in sorted(fresh)], flush))
+    run, complete = _processed_run(conversation_id, cursor_row.last_interaction_id if cursor_row else 0, batch)
+    return _episode_drafts(_segments(run, flush and complete))
 
 
 @retry_on_conflict

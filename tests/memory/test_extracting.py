@@ -133,6 +133,44 @@ def test_episodes_per_segment_and_the_quiet_tail_is_flushed(workspace, settings)
     assert episodes_flush(quiet_minutes=0) == 0  # nothing left to cut
 
 
+def _logged(workspace, lines):
+    items = [InteractionItem(channel="chat", channel_id="caroline", sender_name="Caroline", content=line,
+                             thread="t1", occurred_at=T0 + timedelta(seconds=10 * i)) for i, line in enumerate(lines)]
+    return [r.id for r in interactions_log(workspace=workspace, items=items)]
+
+
+def _episodes_cited():
+    return [sorted(m.evidence.values_list("interaction_id", flat=True))
+            for m in Memory.objects.filter(rule="episode.segment").order_by("pk")]
+
+
+LINES = ["We adopted a puppy named Luna last week.", "Luna is a beagle with long floppy ears.",
+         "She chewed my running shoes on Monday.", "I am training for the Boston marathon.",
+         "My knee hurts after the long runs lately.", "The physio gave me stretches for it."]
+
+
+def test_a_turn_processed_late_is_not_left_out_of_its_episode(workspace, settings):
+    """Episodes are runs of consecutive turns whatever order the worker processes them in."""
+    settings.MNEMO_EPISODE_TURNS = 3
+    ids = _logged(workspace, LINES)
+    interactions_index(interaction_ids=ids[:2] + ids[3:5], batch_size=4)  # the third turn waits
+    assert _episodes_cited() == []  # no episode may skip it
+    interactions_index(interaction_ids=[ids[2], ids[5]], batch_size=2)
+    assert _episodes_cited() == [ids[:3], ids[3:]]
+
+
+def test_a_tail_is_flushed_only_once_nothing_after_it_waits(workspace, settings):
+    """Where the last episode ends does not depend on how far the worker got when the flush ran."""
+    settings.MNEMO_EPISODE_TURNS = 3
+    ids = _logged(workspace, LINES[:5])
+    interactions_index(interaction_ids=ids[:4], batch_size=4)
+    assert _episodes_cited() == [ids[:3]]
+    assert episodes_flush(quiet_minutes=0) == 0  # the fifth turn is not processed yet
+    interactions_index(interaction_ids=[ids[4]], batch_size=1)
+    assert episodes_flush(quiet_minutes=0) == 1
+    assert _episodes_cited() == [ids[:3], ids[3:5]]
+
+
 def test_system_messages_make_no_memories(workspace):
     interactions_log(workspace=workspace, items=[InteractionItem(channel="chat", channel_id="bot", content="I love hiking.",
                                                                  direction="system", occurred_at=T0)])
