@@ -6,8 +6,9 @@ from typing import Any
 from core import privacy
 
 # People's names are text too: a name can be an email address or a phone number.
-TEXT_FIELDS = {"content", "text", "sender_name", "entity_name", "channel_id", "thread", "metadata", "topic",
-               "status_reason"}
+# A recall item's `speaker` falls back to the sender's channel id (an email address).
+TEXT_FIELDS = {"content", "text", "sender_name", "entity_name", "speaker", "name", "channel_id", "thread", "metadata",
+               "topic", "status_reason"}
 
 
 def redact_all(value: Any) -> Any:

@@ -5,6 +5,7 @@ reinforcement after serving, as_of, bad input and isolation."""
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta, timezone
 
 import re
@@ -240,6 +241,21 @@ def test_being_served_does_not_raise_a_memorys_score(api, workspace):
     after = {r["id"]: r["score_breakdown"] for r in api.post("/recall", query).json()["results"]
              if r["kind"] == "memory"}
     assert after == before
+
+
+def test_redaction_masks_a_speaker_known_only_by_an_email_address(api, workspace):
+    """A recall item's speaker falls back to the channel id; with `redact` it is masked too."""
+    item = InteractionItem(channel="email", channel_id="maria.lopez@example.com", content="The invoice for the "
+                           "garden shed is attached, due on Friday.", thread="mail-1", occurred_at=T0)
+    ids = [r.id for r in interactions_log(workspace=workspace, items=[item])]
+    interactions_index(interaction_ids=ids)
+    query = {"query": "invoice for the garden shed", "types": ["interaction"], "limit": 5}
+    [plain] = [r for r in api.post("/recall", query).json()["results"] if r["id"] == ids[0]]
+    assert "maria.lopez@example.com" in plain["speaker"]
+    answer = api.post("/recall", {**query, "redact": True}).json()
+    assert answer["results"] and "maria.lopez@example.com" not in json.dumps(answer)
+    pack = api.post("/context", {"query": query["query"], "redact": True}).json()
+    assert "maria.lopez@example.com" not in json.dumps(pack)
 
 
 def test_the_pack_log_is_insert_only(api, workspace):
