@@ -278,9 +278,9 @@ def _closest_lines(hits: list[Hit], vector: Callable[[], list[float]]) -> None:
     """An episode is its turns' sentences quoted in order (Hit.quotes_sources), so it is as
     close to the query as the closest of them: its similarity becomes the highest of its own
     and its turns'. One embedding of five sentences blurs the one that answers ("What does
-    Melanie do to destress?" → her "I've been running farther to de-stress", 6th closest turn,
-    inside an episode 59th by its own embedding). The turns' similarities are those the
-    interaction search found, and one statement for the rest (conversations.search)."""
+    Melanie do to destress?" had her "I've been running farther to de-stress" 6th closest
+    among the turns yet 32nd, below episodes that only name her). The turns' similarities are
+    those the interaction search found, and one statement for the rest (conversations.search)."""
     episodes = [hit for hit in hits if hit.kind == "memory" and hit.quotes_sources and hit.sources]
     if not episodes:
         return

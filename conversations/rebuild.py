@@ -206,7 +206,7 @@ def _write(job_id, cursor: int, ids: list[int], drafts: dict, chosen: list[Layer
     if job.cursor != cursor or job.phase != RebuildJob.Phase.DERIVE:
         return []  # another runner wrote this batch meanwhile
     # The cursor first: the layers count this batch as read again (selectors.
-    # processed_interactions_after) in the transaction that writes it.
+    # interactions_after) in the transaction that writes it.
     job.cursor, job.done, job.updated_at = ids[-1], job.done + len(ids), timezone.now()
     job.save(update_fields=["cursor", "done", "updated_at"])
     # Re-read under the ingest lock: an erasure since prepare removed its messages.

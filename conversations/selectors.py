@@ -154,20 +154,13 @@ def _not_reached() -> Exists:
                                             high_water__gte=OuterRef("pk")))
 
 
-def processed_interactions_after(*, conversation_id: int, after_id: int) -> list[Interaction]:
-    """The conversation's interactions past `after_id` that background processing has
-    reached (embedded), in the order they were logged."""
-    return list(Interaction.objects.filter(conversation_id=conversation_id, pk__gt=after_id, index__isnull=False)
-                .exclude(_not_reached()).select_related("entity").order_by("id"))
-
-
-def first_unprocessed_after(*, conversation_id: int, after_id: int, besides: Iterable[int] = ()) -> int | None:
-    """The first interaction of the conversation past `after_id` that background processing
-    has not reached (the complement of processed_interactions_after), leaving out `besides`
-    (a batch being processed now); None when it has reached every one."""
-    return (Interaction.objects.filter(conversation_id=conversation_id, pk__gt=after_id)
-            .exclude(pk__in=list(besides)).filter(Q(index__isnull=True) | _not_reached())
-            .order_by("id").values_list("id", flat=True).first())
+def interactions_after(*, conversation_id: int, after_id: int) -> list[Interaction]:
+    """The conversation's interactions past `after_id`, in the order they were logged, each
+    with `processed`: whether background processing has reached it (embedded, and not past
+    the cursor of a rebuild reading the log again). One statement."""
+    return list(Interaction.objects.filter(conversation_id=conversation_id, pk__gt=after_id)
+                .annotate(processed=Q(index__isnull=False) & ~_not_reached())
+                .select_related("entity").order_by("id"))
 
 
 def conversations_quiet_past(*, cut: Expression, quiet_since: datetime) -> QuerySet[Conversation]:

@@ -20,7 +20,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from conversations.selectors import first_unprocessed_after, processed_interactions_after
+from conversations.selectors import interactions_after
 from conversations.summarise import Turn
 from core.concurrency import retry_on_conflict
 from core.errors import ApiError
@@ -274,10 +274,13 @@ def _processed_run(conversation_id: int, after: int, batch: Sequence = ()) -> tu
     processed late must not land in a later episode than its neighbours, and a remainder is
     a tail to flush only when nothing after it waits — else where episodes end would depend
     on how far the worker had got when the flush ran."""
-    fresh = {i.pk: i for i in processed_interactions_after(conversation_id=conversation_id, after_id=after)}
-    fresh |= {i.pk: i for i in batch if i.pk > after}
-    gap = first_unprocessed_after(conversation_id=conversation_id, after_id=after, besides=[i.pk for i in batch])
-    return [fresh[pk] for pk in sorted(fresh) if gap is None or pk < gap], gap is None
+    being = {i.pk: i for i in batch if i.pk > after}
+    run = []
+    for interaction in interactions_after(conversation_id=conversation_id, after_id=after):
+        if not (interaction.processed or interaction.pk in being):
+            return run, False
+        run.append(being.get(interaction.pk, interaction))
+    return run, True
 
 
 def _cut(*, conversation_id: int, flush: bool) -> _Cut:

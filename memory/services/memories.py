@@ -38,6 +38,7 @@ from core.safe_text import refuse_secrets
 from core.selectors import workspaces_importing
 from core.services import SYSTEM, Actor, audit_record, audit_record_many
 from memory import rules
+from memory.rules import EPISODE_RULE
 from memory.models import (
     OPEN_STATUSES,
     ArchivedReason,
@@ -308,7 +309,6 @@ def near_duplicate(*, workspace_id: int, type_: str, embedding, exclude_id: int 
 # episode once its segment is complete), so both directions are handled: the candidate that
 # comes second reinforces the episode; the episode that comes second folds the candidates
 # already waiting (archived as its duplicates, their review items withdrawn).
-EPISODE_RULE = rules.EPISODE_RULE
 
 
 def _restated_episode(draft: Draft, workspace_id: int) -> Memory | None:
