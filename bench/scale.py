@@ -84,6 +84,7 @@ sys.path.insert(0, str(ROOT))
 from bench import locomo_data  # noqa: E402
 from bench.harness import Mnemo, launched, machine, percentiles, workspace_key, write_report  # noqa: E402
 from context import concepts as concept_rules  # noqa: E402  (pure)
+from core import kinds as message_kinds  # noqa: E402  (WordNet; Django only for its settings, not used here)
 from core.concepts import concepts as text_concepts  # noqa: E402  (pure)
 from conversations.summarise import Turn, summarise  # noqa: E402  (pure)
 from memory.extraction import episode, extract  # noqa: E402  (pure)
@@ -116,6 +117,9 @@ HNSW_INDEXES = {
                                "CREATE INDEX interaction_search_gin ON public.conversations_interaction "
                                "USING gin (search)"),
     "memory_search_gin": ("memory_memory", "CREATE INDEX memory_search_gin ON public.memory_memory USING gin (search)"),
+    "interaction_kinds_gin": ("conversations_interactionindex",
+                              "CREATE INDEX interaction_kinds_gin ON public.conversations_interactionindex "
+                              "USING gin (kinds)"),
 }
 LOADED_TABLES = ["entities_entity", "entities_identity", "conversations_conversation",
                  "conversations_conversationsummary", "memory_episodecursor", "conversations_interaction",
@@ -433,6 +437,7 @@ class Chunk:
     cursors: list = field(default_factory=list)
     interactions: list = field(default_factory=list)
     index_bytes: bytes = b""
+    kinds: list = field(default_factory=list)  # (interaction id, pool index)
     memories: list = field(default_factory=list)
     evidence: list = field(default_factory=list)
     memory_types: dict = field(default_factory=dict)
@@ -532,6 +537,7 @@ class Generator:
         created_us = np.array([int(t.timestamp() * 1e6) for t in times], np.int64)
         processed = created_us + self.nrng.integers(1_000_000, 30_000_000, n)
         chunk.index_bytes = index_rows_binary(ids, ws, vectors, processed)
+        chunk.kinds = list(zip(ids.tolist(), pool_idx.tolist()))
         ctx = _ChunkRows(ids, pool_idx, speaker_of, conv_of, conv_ids, texts, times)
         self.done_interactions += n
         self._memories(chunk, ctx)
@@ -692,12 +698,30 @@ def write_chunk(conn: psycopg.Connection, chunk: Chunk) -> float:
         with cur.copy("COPY conversations_interactionindex (interaction_id, workspace_id, embedding, model, "
                       "processed_at) FROM STDIN (FORMAT BINARY)") as copy:
             copy.write(chunk.index_bytes)
+        # The kinds of things each names (core.kinds), as the worker stores them: those of
+        # its pool text (only names differ between the copies, and WordNet knows no first
+        # names), from scale_pool_kinds (pool_kinds()).
+        cur.execute("CREATE TEMP TABLE IF NOT EXISTS scale_chunk_kinds (id bigint, pool int) ON COMMIT DELETE ROWS")
+        _copy(cur, "scale_chunk_kinds", "id, pool", chunk.kinds)
+        cur.execute("UPDATE conversations_interactionindex x SET kinds = p.kinds FROM scale_chunk_kinds c "
+                    "JOIN scale_pool_kinds p ON p.pool = c.pool WHERE x.interaction_id = c.id")
         _copy(cur, "memory_memory", MEMORY_COLS, chunk.memories)
         _copy(cur, "memory_memoryevidence", EVIDENCE_COLS, chunk.evidence)
     return time.perf_counter() - started
 
 
 # --- the database side ------------------------------------------------------------------------
+
+def pool_kinds(conn, pool: Pool) -> None:
+    """scale_pool_kinds: each pool text's kinds as the worker stores them (core.kinds.kinds_of,
+    made lexemes by mnemo_kind_vector); write_chunk gives every copy of a text its row."""
+    message_kinds.DATA_ROOT = Path(tempfile.gettempdir()) / "mnemo-scale-nltk_data"
+    words = [message_kinds.kinds_of(text) for text in pool.texts]
+    conn.execute("DROP TABLE IF EXISTS scale_pool_kinds")
+    conn.execute("CREATE UNLOGGED TABLE scale_pool_kinds (pool int PRIMARY KEY, kinds tsvector)")
+    conn.execute("INSERT INTO scale_pool_kinds SELECT n - 1, mnemo_kind_vector(w) FROM unnest(%s::text[]) "
+                 "WITH ORDINALITY AS t(w, n)", [words])
+
 
 def connect(dsn: str) -> psycopg.Connection:
     # No automatic prepared statements: a plan cached while the HNSW settings were on would
@@ -879,6 +903,10 @@ def generate(args, mnemo: Mnemo, dsn: str, pool: Pool, key: str) -> dict:
     if others:
         print(f"  note: {others:,} interactions of other workspaces share the tables (and lose the indexes "
               "for the load)", flush=True)
+    t0 = time.monotonic()
+    pool_kinds(conn, pool)
+    kinds_seconds = time.monotonic() - t0
+    print(f"kinds of the {len(pool.texts):,} pool texts (core.kinds) in {kinds_seconds:.1f} s", flush=True)
     print("dropping the HNSW and full-text indexes for the load", flush=True)
     defs = drop_indexes(conn)
     built = False
@@ -921,6 +949,7 @@ def generate(args, mnemo: Mnemo, dsn: str, pool: Pool, key: str) -> dict:
         if not built:
             print("restoring the dropped indexes after an error …", flush=True)
             build_indexes(conn, defs, dsn)
+    conn.execute("DROP TABLE IF EXISTS scale_pool_kinds")
     print("VACUUM ANALYZE the loaded tables", flush=True)
     t0 = time.monotonic()
     for table in LOADED_TABLES:
@@ -936,6 +965,7 @@ def generate(args, mnemo: Mnemo, dsn: str, pool: Pool, key: str) -> dict:
     report.update(
         workspace_id=workspace_id, speakers=len(speakers), memory_types=types, load_seconds=load_seconds,
         python_generation_seconds=gen_seconds, copy_seconds=write_seconds, concept_links_seconds=links_seconds,
+        pool_kinds_seconds=kinds_seconds,
         index_build_seconds=index_seconds, index_definitions=defs, vacuum_analyze_seconds=vacuum_seconds,
         integrity=broken)
     for c in (conn, alloc_conn, write_conn):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
+from django.conf import settings
 from django.db import connection
 
 from conversations import search as conversations_search
@@ -40,11 +41,13 @@ def _kinds() -> dict[str, hybrid.SearchKind]:
 PARALLEL_KINDS = ("memory",)
 
 
-def _lexical_plan(cursor, filters: hybrid.Filters, kind: str, lexemes: list[str]) -> tuple[str, list, list[int]]:
+def _lexical_plan(cursor, filters: hybrid.Filters, kind: str, lexemes: list[str],
+                  kind_lexemes: list[str] = ()) -> tuple[str, list, list[int]]:
     spec = _kinds()[kind]
     where, params = spec.filters(filters)
     return where, params, hybrid.lexical_search(cursor, spec.table, spec.alias, where, params, lexemes,
-                                                narrowed=hybrid.narrowed(filters))
+                                                narrowed=hybrid.narrowed(filters), kinds=spec.kinds,
+                                                kind_lexemes=kind_lexemes)
 
 
 def _kind_hits(cursor, filters: hybrid.Filters, kind: str, plan: tuple[str, list, list[int]], literal: str,
@@ -78,7 +81,9 @@ def search(filters: hybrid.Filters, query: str, vector: Callable[[], list[float]
     literal = functools.cache(lambda: hybrid.vector_literal(vector() if callable(vector) else vector))
     with connection.cursor() as cursor:
         hybrid.prepare(cursor)
-        lexemes = hybrid.lexemes_of(cursor, query)
+        lexemes, kind_lexemes = hybrid.query_lexemes(cursor, query)
+        if not settings.MNEMO_RECALL_KINDS:
+            kind_lexemes = []
         if hasattr(vector, "start"):
             vector.start()  # embedding from now on, beside the full-text searches
         helper = None
@@ -89,12 +94,13 @@ def search(filters: hybrid.Filters, query: str, vector: Callable[[], list[float]
             snapshot = cursor.fetchone()[0]
 
             def aside_search(c) -> dict[str, list[hybrid.Hit]]:
-                plans = {kind: _lexical_plan(c, filters, kind, lexemes) for kind in aside}
+                plans = {kind: _lexical_plan(c, filters, kind, lexemes, kind_lexemes) for kind in aside}
                 return {kind: _kind_hits(c, filters, kind, plan, literal(), named) for kind, plan in plans.items()}
 
             helper = hybrid.on_helper(snapshot, aside_search)
         try:
-            plans = {kind: _lexical_plan(cursor, filters, kind, lexemes) for kind in searched if kind not in aside}
+            plans = {kind: _lexical_plan(cursor, filters, kind, lexemes, kind_lexemes)
+                     for kind in searched if kind not in aside}
             if meanwhile is not None:
                 meanwhile()
             own = {kind: _kind_hits(cursor, filters, kind, plan, literal(), named) for kind, plan in plans.items()}

@@ -134,12 +134,16 @@ class Interaction(models.Model):
 
 
 class InteractionIndex(models.Model):
-    """What background processing derived from one interaction: its embedding. A row here
-    means the interaction is processed; /status counts the interactions without one."""
+    """What background processing derived from one interaction: its embedding and the kinds
+    of things it names. A row here means the interaction is processed; /status counts the
+    interactions without one."""
 
     interaction = models.OneToOneField(Interaction, on_delete=models.CASCADE, primary_key=True, related_name="index")
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
     embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS)
+    # core.kinds: "Rome" → city, capital…, as full-text lexemes apart from the words
+    # (mnemo_kind_vector: core.search.KIND_PREFIX); null for rows indexed before them.
+    kinds = SearchVectorField(null=True, blank=True)
     model = models.CharField(max_length=120)
     processed_at = models.DateTimeField(default=timezone.now)
 
@@ -148,6 +152,7 @@ class InteractionIndex(models.Model):
         indexes = [
             HnswIndex(name="interaction_embedding_hnsw", fields=["embedding"], m=16, ef_construction=64,
                       opclasses=["vector_cosine_ops"]),
+            GinIndex(fields=["kinds"], name="interaction_kinds_gin"),
         ]
 
 

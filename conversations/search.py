@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from django.db import connection
 
-from core.search import Filters, Hit, SearchKind, any_word, aware, message_scope, nearest, text_match, utc
+from core.search import Filters, Hit, KindsSource, SearchKind, any_word, aware, message_scope, nearest, text_match, utc
 
 
 def interaction_filters(f: Filters, alias: str = "i") -> tuple[str, list]:
@@ -170,5 +170,6 @@ def summary_sources(hits: list[Hit]) -> None:
 # What this layer offers to recall; summaries are searched after every kind (context.retrieval).
 SEARCH_KINDS = {
     "interaction": SearchKind("conversations_interaction", "i", interaction_filters, interaction_hits,
-                              interaction_dense),
+                              interaction_dense,
+                              kinds=KindsSource("conversations_interactionindex", "interaction_id")),
 }

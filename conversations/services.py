@@ -12,12 +12,14 @@ import logging
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.contrib.postgres.search import SearchVectorField
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Exists, Func, OuterRef, Q, Value
 from django.utils import timezone
 
 from conversations import selectors
@@ -33,6 +35,7 @@ from conversations.models import (
 )
 from conversations.summarise import Turn, summarise
 from core import privacy
+from core.kinds import kinds_of
 from core.privacy.guard import first_secret
 from core.concurrency import lock_workspaces, retry_on_conflict
 from core.layers import conversation_closed, layers
@@ -494,24 +497,61 @@ def interactions_backlog_drain(*, older_than_seconds: int = 30, max_batches: int
 class IndexDrafts:
     model: str
     vectors: dict[int, list[float]]
+    kinds: dict[int, str] = field(default_factory=dict)  # core.kinds.kinds_of each content
 
 
 def interactions_embed(interactions) -> IndexDrafts:
-    """Prepare: the interactions' embeddings (a provider call: no lock held)."""
+    """Prepare: the interactions' embeddings (a provider call) and the kinds of things they
+    name (core.kinds: WordNet, in this process); no lock held."""
     embedder = get_embedder()
     vectors = embedder.embed([embedding_text(i.content, i.sender_name) for i in interactions])
-    return IndexDrafts(embedder.name, {i.pk: vector for i, vector in zip(interactions, vectors)})
+    return IndexDrafts(embedder.name, {i.pk: vector for i, vector in zip(interactions, vectors)},
+                       {i.pk: kinds_of(i.content) for i in interactions})
+
+
+def _kind_vector(words: str):
+    return Func(Value(words), function="mnemo_kind_vector", output_field=SearchVectorField())
 
 
 def interactions_index_write(interactions, drafts: IndexDrafts) -> None:
     """Write: the index rows that mark the interactions processed; written first in the
-    pipeline, so later layers (episodes) count this batch as processed."""
+    pipeline, so later layers (episodes) count this batch as processed. The kinds are made
+    lexemes in the same insert (mnemo_kind_vector): an update later would put every row
+    into the HNSW graph a second time."""
     now = timezone.now()
     InteractionIndex.objects.bulk_create(
         [InteractionIndex(interaction_id=i.pk, workspace_id=i.workspace_id, embedding=drafts.vectors[i.pk],
+                          kinds=_kind_vector(drafts.kinds[i.pk]) if i.pk in drafts.kinds else None,
                           model=drafts.model, processed_at=now) for i in interactions],
         ignore_conflicts=True,
     )
+
+
+def interactions_kinds_fill(*, workspace_id: int | None = None, batch_size: int = 500,
+                            progress: Callable[[int, int], object] | None = None) -> int:
+    """The kinds (core.kinds) of interactions indexed before Mnemo derived them: rows whose
+    kinds are null, oldest first, a batch per transaction (so a killed run keeps what it
+    did and the next one goes on from there; a message naming no kind gets an empty vector,
+    not null). Each row is updated once, which puts it into the HNSW graph once more: run it
+    once after upgrading (README "Recall and context packs"). Returns how many it filled."""
+    rows = InteractionIndex.objects.filter(kinds__isnull=True)
+    if workspace_id is not None:
+        rows = rows.filter(workspace_id=workspace_id)
+    total, done, after = rows.count(), 0, 0
+    while True:
+        batch = list(rows.filter(interaction_id__gt=after).order_by("interaction_id")
+                     .values_list("interaction_id", "interaction__content")[:batch_size])
+        if not batch:
+            return done
+        words = [kinds_of(content) for _, content in batch]
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("UPDATE conversations_interactionindex x SET kinds = mnemo_kind_vector(v.words) "
+                           "FROM unnest(%s::bigint[], %s::text[]) AS v(id, words) "
+                           "WHERE x.interaction_id = v.id AND x.kinds IS NULL", [[pk for pk, _ in batch], words])
+        done += len(batch)
+        after = batch[-1][0]
+        if progress is not None:
+            progress(done, total)
 
 
 def interactions_index_forget(workspace_id: int) -> dict[str, int]:

@@ -13,12 +13,14 @@ import json
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from django.db import connection, transaction
+
+from core.kinds import asked_kind
 
 # How many neighbours each search brings back per kind: the scorer re-ranks their union, so
 # this is the depth at which a relevant item can still be rescued by other signals.
@@ -131,30 +133,54 @@ class TableStats:
     freqs: dict[str, float]
 
 
-_stats: dict[str, TableStats] = {}
+_stats: dict[tuple[str, str], TableStats] = {}
 
 
-def table_stats(cursor, table: str) -> TableStats:
+def table_stats(cursor, table: str, column: str = "search") -> TableStats:
     """Row estimate and the most common lexemes' row fractions from ANALYZE (pg_stats keeps
     them for tsvector columns), cached per process for a few minutes."""
-    cached = _stats.get(table)
+    cached = _stats.get((table, column))
     if cached is not None and time.monotonic() - cached.read_at < STATS_SECONDS:
         return cached
     cursor.execute("SELECT greatest(reltuples, 0) FROM pg_class WHERE oid = %s::regclass", [table])
     rows = float(cursor.fetchone()[0])
     cursor.execute("""
         SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats
-        WHERE schemaname = current_schema() AND tablename = %s AND attname = 'search'""", [table])
+        WHERE schemaname = current_schema() AND tablename = %s AND attname = %s""", [table, column])
     found = cursor.fetchone()
     freqs = dict(zip(found[0], found[1])) if found and found[0] else {}
-    _stats[table] = stats = TableStats(time.monotonic(), rows, freqs)
+    _stats[(table, column)] = stats = TableStats(time.monotonic(), rows, freqs)
     return stats
 
 
+# The kinds of things a message names (core.kinds) are lexemes of their own: each with this
+# in front (a letter-digit run stays one token to PostgreSQL's parser, and no word of a
+# message is one), made by the SQL function mnemo_kind_vector (conversations migration
+# 0011) for the stored kinds and for the kind a question asks for alike.
+KIND_PREFIX = "kind0"
+
+
+@dataclass(frozen=True)
+class KindsSource:
+    """Where a search kind's rows keep their kinds' lexemes: `table`.`column`, one row per
+    searched row by `key` (InteractionIndex for the interactions)."""
+    table: str
+    key: str
+    column: str = "kinds"
+
+
 def lexemes_of(cursor, query: str) -> list[str]:
-    # The same stemming and stop words as the stored tsvectors ('english').
-    cursor.execute("SELECT coalesce(tsvector_to_array(to_tsvector('english', %s)), '{}')", [query])
-    return sorted(cursor.fetchone()[0])
+    return query_lexemes(cursor, query)[0]
+
+
+def query_lexemes(cursor, query: str) -> tuple[list[str], list[str]]:
+    """The query's words as the stored tsvectors have them ('english': the same stemming and
+    stop words), and the lexemes of the kind of thing it asks for (core.kinds.asked_kind;
+    none when it asks for none). One statement."""
+    cursor.execute("SELECT coalesce(tsvector_to_array(to_tsvector('english', %s)), '{}'), "
+                   "coalesce(tsvector_to_array(mnemo_kind_vector(%s)), '{}')", [query, asked_kind(query)])
+    words, kinds = cursor.fetchone()
+    return sorted(words), sorted(kinds)
 
 
 def _quoted(lexeme: str) -> str:
@@ -205,31 +231,53 @@ def text_match(cursor, table: str, lexemes: list[str]) -> tuple[str, str]:
 
 
 def lexical_search(cursor, table: str, alias: str, where: str, params: list, lexemes: list[str], *,
-                   narrowed: bool = False) -> list[int]:
-    """Ids of the table's best full-text matches, best first (its `search` tsvector)."""
+                   narrowed: bool = False, kinds: KindsSource | None = None,
+                   kind_lexemes: Sequence[str] = ()) -> list[int]:
+    """Ids of the table's best full-text matches, best first (its `search` tsvector). With
+    `kinds` and the lexemes of the kind the query asks for (query_lexemes), a row is found
+    by its words or its kinds and ranked over both together (core.kinds)."""
+    kind_lexemes = sorted(kind_lexemes) if kinds is not None else []
+    lexemes = sorted({*lexemes, *kind_lexemes})
     if not lexemes:
         return []
-    finding = finding_words(lexemes, table_stats(cursor, table))
+    stats = table_stats(cursor, table)
+    if kind_lexemes:
+        stats = TableStats(stats.read_at, stats.rows, {**stats.freqs, **table_stats(cursor, kinds.table, kinds.column).freqs})
+    finding = finding_words(lexemes, stats)
     match, rank = _queries(lexemes, finding)
+    column = "search"
     # Without a narrowing filter, the words find the rows through the GIN index alone
     # (OFFSET 0 keeps the other conditions out of that scan): otherwise the planner may AND
     # the bitmap with a scan of every active memory's status index (~110,000 entries, ~4 ms
     # at 100 k memories). A narrowing filter (a speaker) is worth ANDing: left to the planner.
-    if narrowed:
+    if kind_lexemes:
+        # Found through either GIN index (the words' or the kinds'), ranked over both.
+        column, matching = "ranked_search", ""
+        rows = (f"(SELECT t.*, t.search || coalesce(k.{kinds.column}, ''::tsvector) AS ranked_search "
+                f"FROM {table} t LEFT JOIN {kinds.table} k ON k.{kinds.key} = t.id "
+                f"WHERE t.id IN (SELECT id FROM {table} WHERE search @@ to_tsquery('simple', %s) UNION "
+                f"SELECT {kinds.key} FROM {kinds.table} WHERE {kinds.column} @@ to_tsquery('simple', %s)) "
+                f"OFFSET 0) {alias}")
+        match_params = [match, match]
+        narrowed = False
+    elif narrowed:
         rows, matching = f"{table} {alias}", f"AND {alias}.search @@ to_tsquery('simple', %s)"
+        match_params = [match]
     else:
         rows, matching = f"(SELECT * FROM {table} WHERE search @@ to_tsquery('simple', %s) OFFSET 0) {alias}", ""
+        match_params = [match]
     # Cover density (ts_rank_cd: the query's words close together) decides the order, but
     # costs ~3x what ts_rank does per row: the plain rank picks the best RERANK of many
     # matches first, and only those are ranked by cover density.
     if len(finding) > 1:
-        return _lexical_search_common(cursor, alias, where, params, rows, matching, narrowed, match, rank, finding)
-    ordered = [rank, *params, match, rank] if narrowed else [match, rank, *params, rank]  # as they appear
+        return _lexical_search_common(cursor, alias, where, params, rows, matching, narrowed, match_params, rank,
+                                      finding, column)
+    ordered = [rank, *params, *match_params, rank] if narrowed else [*match_params, rank, *params, rank]
     cursor.execute(f"""
         WITH found AS (
-            SELECT {alias}.id, {alias}.search FROM {rows}, to_tsquery('simple', %s) rank_q
+            SELECT {alias}.id, {alias}.{column} AS search FROM {rows}, to_tsquery('simple', %s) rank_q
             WHERE {where} {matching}
-            ORDER BY ts_rank({alias}.search, rank_q) DESC, {alias}.id LIMIT {RERANK})
+            ORDER BY ts_rank({alias}.{column}, rank_q) DESC, {alias}.id LIMIT {RERANK})
         SELECT found.id FROM found, to_tsquery('simple', %s) rank_q
         ORDER BY ts_rank_cd(found.search, rank_q) DESC, found.id LIMIT {DEPTH}""",
                    ordered)
@@ -237,7 +285,7 @@ def lexical_search(cursor, table: str, alias: str, where: str, params: list, lex
 
 
 def _lexical_search_common(cursor, alias: str, where: str, params: list, rows: str, matching: str, narrowed: bool,
-                           match: str, rank: str, finding: list[str]) -> list[int]:
+                           match_params: list[str], rank: str, finding: list[str], column: str = "search") -> list[int]:
     """lexical_search when several words find: a finding word in more than COMMON_SHARE of
     the found rows (of a sample of SHARE_SAMPLE) ranks only after the others. `distinct_q`
     is the query of the other finding words (every word when none is common or all are):
@@ -252,7 +300,7 @@ def _lexical_search_common(cursor, alias: str, where: str, params: list, rows: s
     quoted = [_quoted(word) for word in finding]
     cursor.execute(f"""
         WITH found AS MATERIALIZED (
-            SELECT {alias}.id, {alias}.search FROM {rows} WHERE {where} {matching}),
+            SELECT {alias}.id, {alias}.{column} AS search FROM {rows} WHERE {where} {matching}),
         counted AS (SELECT count(*) AS total, {counts} FROM (SELECT search FROM found LIMIT {SHARE_SAMPLE}) sample),
         words AS (
             SELECT CASE WHEN {some} IN (0, {len(finding)}) THEN to_tsquery('simple', %s)
@@ -266,7 +314,7 @@ def _lexical_search_common(cursor, alias: str, where: str, params: list, rows: s
         SELECT best.id FROM best, words, to_tsquery('simple', %s) rank_q
         ORDER BY ts_rank_cd(best.search, words.distinct_q) DESC,
                  CASE WHEN words.partial THEN ts_rank(best.search, rank_q) END DESC, best.id
-        LIMIT {DEPTH}""", ([*params, match] if narrowed else [match, *params])
+        LIMIT {DEPTH}""", ([*params, *match_params] if narrowed else [*match_params, *params])
                    + [*quoted, rank, *quoted, rank, rank])
     return [row[0] for row in cursor.fetchall()]
 
@@ -374,6 +422,8 @@ class SearchKind:
     # (cursor, where, params, entity ids the query names) -> more ids to rank: relationships
     # of named entities, whose names are in neither ranker's text.
     named: Callable | None = None
+    # Where the rows' kinds are (core.kinds), when the kind's full text ranks them too.
+    kinds: KindsSource | None = None
 
 
 HELPER_THREADS = 4  # per process: a web process serves 4 requests at a time

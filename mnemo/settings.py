@@ -407,6 +407,10 @@ MNEMO_RECALL_BRIDGE = env_bool("MNEMO_RECALL_BRIDGE", True)
 # An episode is as close to the query as the closest of the turns it quotes (context.services
 # ._closest_lines). Off: its own embedding only, as before (for measuring).
 MNEMO_RECALL_CLOSEST_LINE = env_bool("MNEMO_RECALL_CLOSEST_LINE", True)
+# A question asking for a kind of thing ("Which cities…") finds the messages that name one
+# ("…a short trip to Rome") through their kinds (core.kinds, issue 22 part 1). Off: the
+# question's words only, as before (for measuring); the kinds are derived either way.
+MNEMO_RECALL_KINDS = env_bool("MNEMO_RECALL_KINDS", True)
 # Context packs list, per section, this many of the items they dropped (the best scored
 # first) with their reasons, and count the rest: a pack is offered hundreds of candidates,
 # and listing them all made every logged pack ~250 kB.

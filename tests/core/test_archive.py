@@ -82,6 +82,12 @@ def test_a_round_trip_gives_an_equal_workspace(workspace, tmp_path):
     # processed in the source: not derived again, and their vectors came along
     assert not InteractionBacklog.objects.filter(workspace=copy).exists()
     assert InteractionIndex.objects.filter(workspace=copy).count() == len(LINES)
+    # and so did the kinds of things they name (core.kinds), which recall searches too
+
+    def kinds(ws):
+        return sorted(InteractionIndex.objects.filter(workspace=ws).values_list("interaction__external_id", "kinds"))
+
+    assert kinds(copy) == kinds(workspace) and any(k for _, k in kinds(workspace))
 
 
 def test_an_archive_with_a_secret_is_refused_and_nothing_is_imported(workspace, tmp_path):
