@@ -117,13 +117,14 @@ HNSW_INDEXES = {
                                "CREATE INDEX interaction_search_gin ON public.conversations_interaction "
                                "USING gin (search)"),
     "memory_search_gin": ("memory_memory", "CREATE INDEX memory_search_gin ON public.memory_memory USING gin (search)"),
-    "interaction_kinds_gin": ("conversations_interactionindex",
-                              "CREATE INDEX interaction_kinds_gin ON public.conversations_interactionindex "
+    "interaction_kinds_gin": ("conversations_interactionkinds",
+                              "CREATE INDEX interaction_kinds_gin ON public.conversations_interactionkinds "
                               "USING gin (kinds)"),
 }
 LOADED_TABLES = ["entities_entity", "entities_identity", "conversations_conversation",
                  "conversations_conversationsummary", "memory_episodecursor", "conversations_interaction",
-                 "conversations_interactionindex", "conversations_interactionbacklog", "memory_memory",
+                 "conversations_interactionindex", "conversations_interactionkinds", "conversations_interactionbacklog",
+                 "memory_memory",
                  "memory_memoryevidence", "context_conceptlink"]
 
 # --- texts ------------------------------------------------------------------------------------
@@ -437,7 +438,8 @@ class Chunk:
     cursors: list = field(default_factory=list)
     interactions: list = field(default_factory=list)
     index_bytes: bytes = b""
-    kinds: list = field(default_factory=list)  # (interaction id, pool index)
+    kinds: list = field(default_factory=list)  # (interaction id, pool index, entity id)
+    workspace_id: int = 0
     memories: list = field(default_factory=list)
     evidence: list = field(default_factory=list)
     memory_types: dict = field(default_factory=dict)
@@ -537,7 +539,8 @@ class Generator:
         created_us = np.array([int(t.timestamp() * 1e6) for t in times], np.int64)
         processed = created_us + self.nrng.integers(1_000_000, 30_000_000, n)
         chunk.index_bytes = index_rows_binary(ids, ws, vectors, processed)
-        chunk.kinds = list(zip(ids.tolist(), pool_idx.tolist()))
+        chunk.kinds = [(row[0], int(p), row[2]) for row, p in zip(chunk.interactions, pool_idx)]
+        chunk.workspace_id = ws
         ctx = _ChunkRows(ids, pool_idx, speaker_of, conv_of, conv_ids, texts, times)
         self.done_interactions += n
         self._memories(chunk, ctx)
@@ -701,10 +704,12 @@ def write_chunk(conn: psycopg.Connection, chunk: Chunk) -> float:
         # The kinds of things each names (core.kinds), as the worker stores them: those of
         # its pool text (only names differ between the copies, and WordNet knows no first
         # names), from scale_pool_kinds (pool_kinds()).
-        cur.execute("CREATE TEMP TABLE IF NOT EXISTS scale_chunk_kinds (id bigint, pool int) ON COMMIT DELETE ROWS")
-        _copy(cur, "scale_chunk_kinds", "id, pool", chunk.kinds)
-        cur.execute("UPDATE conversations_interactionindex x SET kinds = p.kinds FROM scale_chunk_kinds c "
-                    "JOIN scale_pool_kinds p ON p.pool = c.pool WHERE x.interaction_id = c.id")
+        cur.execute("CREATE TEMP TABLE IF NOT EXISTS scale_chunk_kinds (id bigint, pool int, entity bigint) "
+                    "ON COMMIT DELETE ROWS")
+        _copy(cur, "scale_chunk_kinds", "id, pool, entity", chunk.kinds)
+        cur.execute("INSERT INTO conversations_interactionkinds (interaction_id, workspace_id, entity_id, kinds) "
+                    "SELECT c.id, %s, c.entity, p.kinds FROM scale_chunk_kinds c "
+                    "JOIN scale_pool_kinds p ON p.pool = c.pool", [chunk.workspace_id])
         _copy(cur, "memory_memory", MEMORY_COLS, chunk.memories)
         _copy(cur, "memory_memoryevidence", EVIDENCE_COLS, chunk.evidence)
     return time.perf_counter() - started

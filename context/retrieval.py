@@ -42,12 +42,12 @@ PARALLEL_KINDS = ("memory",)
 
 
 def _lexical_plan(cursor, filters: hybrid.Filters, kind: str, lexemes: list[str],
-                  kind_lexemes: list[str] = ()) -> tuple[str, list, list[int]]:
+                  kind_lexemes: list[str] = (), named: list[int] = ()) -> tuple[str, list, list[int]]:
     spec = _kinds()[kind]
     where, params = spec.filters(filters)
     return where, params, hybrid.lexical_search(cursor, spec.table, spec.alias, where, params, lexemes,
                                                 narrowed=hybrid.narrowed(filters), kinds=spec.kinds,
-                                                kind_lexemes=kind_lexemes)
+                                                kind_lexemes=kind_lexemes, named=named)
 
 
 def _kind_hits(cursor, filters: hybrid.Filters, kind: str, plan: tuple[str, list, list[int]], literal: str,
@@ -94,12 +94,12 @@ def search(filters: hybrid.Filters, query: str, vector: Callable[[], list[float]
             snapshot = cursor.fetchone()[0]
 
             def aside_search(c) -> dict[str, list[hybrid.Hit]]:
-                plans = {kind: _lexical_plan(c, filters, kind, lexemes, kind_lexemes) for kind in aside}
+                plans = {kind: _lexical_plan(c, filters, kind, lexemes, kind_lexemes, named) for kind in aside}
                 return {kind: _kind_hits(c, filters, kind, plan, literal(), named) for kind, plan in plans.items()}
 
             helper = hybrid.on_helper(snapshot, aside_search)
         try:
-            plans = {kind: _lexical_plan(cursor, filters, kind, lexemes, kind_lexemes)
+            plans = {kind: _lexical_plan(cursor, filters, kind, lexemes, kind_lexemes, named)
                      for kind in searched if kind not in aside}
             if meanwhile is not None:
                 meanwhile()

@@ -5,7 +5,8 @@ the summaries (insert-only too)."""
 from django.db import transaction
 
 from conversations.tasks import index_missing
-from conversations.models import Conversation, ConversationSummary, Interaction, InteractionBacklog, InteractionIndex
+from conversations.models import (Conversation, ConversationSummary, Interaction, InteractionBacklog, InteractionIndex,
+                                  InteractionKinds)
 from core.archive.tables import Table
 
 
@@ -24,5 +25,6 @@ TABLES = (
     Table("conversations", Conversation, refs={"last_interaction_pk": "conversations.interaction"}),
     Table("interactions", Interaction),
     Table("interaction_embeddings", InteractionIndex, after_import=_index_imported),
+    Table("interaction_kinds", InteractionKinds),
     Table("conversation_summaries", ConversationSummary),
 )

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from conversations.models import Conversation, ConversationSummary, Interaction, InteractionBacklog, InteractionIndex
+from conversations.models import (Conversation, ConversationSummary, Interaction, InteractionBacklog, InteractionIndex,
+                                  InteractionKinds)
 from conversations.services import conversations_recount
 
 
@@ -40,6 +41,7 @@ def log_erase(entity, interaction_ids: list[int]) -> dict[str, int]:
     ConversationSummary.objects.filter(conversation_id__in=touched).update(supersedes=None)
     receipt["summaries"] = _deleted(ConversationSummary.objects.filter(conversation_id__in=touched))
     receipt["interaction_embeddings"] = InteractionIndex.objects.filter(interaction_id__in=interaction_ids).count()
+    receipt["interaction_kinds"] = InteractionKinds.objects.filter(interaction_id__in=interaction_ids).count()
     receipt["interactions"] = _deleted(Interaction.objects.filter(pk__in=interaction_ids))
     # Conversations left with other people's messages stay (re-counted, to be re-summarised);
     # the entity's own conversations left empty go.
@@ -57,6 +59,8 @@ def log_move(source, target) -> dict[str, list[int]]:
         ids = list(model.objects.filter(entity_id=source.pk).values_list("pk", flat=True))
         model.objects.filter(pk__in=ids).update(entity_id=target.pk)
         moved[name] = ids
+    # The interactions' kinds follow their interactions (InteractionKinds.entity).
+    InteractionKinds.objects.filter(pk__in=moved["interactions"]).update(entity_id=target.pk)
     return moved
 
 
@@ -64,3 +68,5 @@ def log_restore(moved: Mapping[str, list[int]], source) -> None:
     for name, model in _MOVED.items():
         if moved.get(name):
             model.objects.filter(pk__in=moved[name]).update(entity_id=source.pk)
+    if moved.get("interactions"):
+        InteractionKinds.objects.filter(pk__in=moved["interactions"]).update(entity_id=source.pk)

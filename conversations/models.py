@@ -134,16 +134,12 @@ class Interaction(models.Model):
 
 
 class InteractionIndex(models.Model):
-    """What background processing derived from one interaction: its embedding and the kinds
-    of things it names. A row here means the interaction is processed; /status counts the
-    interactions without one."""
+    """What background processing derived from one interaction: its embedding. A row here
+    means the interaction is processed; /status counts the interactions without one."""
 
     interaction = models.OneToOneField(Interaction, on_delete=models.CASCADE, primary_key=True, related_name="index")
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
     embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS)
-    # core.kinds: "Rome" → city, capital…, as full-text lexemes apart from the words
-    # (mnemo_kind_vector: core.search.KIND_PREFIX); null for rows indexed before them.
-    kinds = SearchVectorField(null=True, blank=True)
     model = models.CharField(max_length=120)
     processed_at = models.DateTimeField(default=timezone.now)
 
@@ -152,8 +148,28 @@ class InteractionIndex(models.Model):
         indexes = [
             HnswIndex(name="interaction_embedding_hnsw", fields=["embedding"], m=16, ef_construction=64,
                       opclasses=["vector_cosine_ops"]),
-            GinIndex(fields=["kinds"], name="interaction_kinds_gin"),
         ]
+
+
+class InteractionKinds(models.Model):
+    """The kinds of things one interaction names (core.kinds: "Rome" → city, capital…), as
+    full-text lexemes apart from its words (mnemo_kind_vector, core.search.KIND_PREFIX),
+    derived with its embedding. A narrow table of its own: a question asking for a kind
+    reads the kinds of every row its full text found, by primary key, and filters the rows
+    its kinds find by sender here. Interactions indexed before kinds existed have none
+    until `manage.py index_kinds`."""
+
+    interaction = models.OneToOneField(Interaction, on_delete=models.CASCADE, primary_key=True, related_name="kinds")
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+", db_index=False)
+    # The interaction's entity (its sender), kept equal to it by merges and splits
+    # (conversations.erasure.log_move): a question naming people finds by kinds only their
+    # messages, without reading the interactions the kinds of everyone else match.
+    entity = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="+", db_index=False)
+    kinds = SearchVectorField()
+
+    class Meta:
+        verbose_name_plural = "interaction kinds"
+        indexes = [GinIndex(fields=["kinds"], name="interaction_kinds_gin")]
 
 
 class InteractionBacklog(models.Model):

@@ -171,5 +171,5 @@ def summary_sources(hits: list[Hit]) -> None:
 SEARCH_KINDS = {
     "interaction": SearchKind("conversations_interaction", "i", interaction_filters, interaction_hits,
                               interaction_dense,
-                              kinds=KindsSource("conversations_interactionindex", "interaction_id")),
+                              kinds=KindsSource("conversations_interactionkinds", "interaction_id")),
 }

@@ -31,6 +31,7 @@ from conversations.models import (
     Interaction,
     InteractionBacklog,
     InteractionIndex,
+    InteractionKinds,
     RebuildJob,
 )
 from conversations.summarise import Turn, summarise
@@ -515,39 +516,41 @@ def _kind_vector(words: str):
 
 def interactions_index_write(interactions, drafts: IndexDrafts) -> None:
     """Write: the index rows that mark the interactions processed; written first in the
-    pipeline, so later layers (episodes) count this batch as processed. The kinds are made
-    lexemes in the same insert (mnemo_kind_vector): an update later would put every row
-    into the HNSW graph a second time."""
+    pipeline, so later layers (episodes) count this batch as processed; with them, the
+    kinds of things they name (InteractionKinds, made lexemes by mnemo_kind_vector)."""
     now = timezone.now()
     InteractionIndex.objects.bulk_create(
         [InteractionIndex(interaction_id=i.pk, workspace_id=i.workspace_id, embedding=drafts.vectors[i.pk],
-                          kinds=_kind_vector(drafts.kinds[i.pk]) if i.pk in drafts.kinds else None,
                           model=drafts.model, processed_at=now) for i in interactions],
+        ignore_conflicts=True,
+    )
+    InteractionKinds.objects.bulk_create(
+        [InteractionKinds(interaction_id=i.pk, workspace_id=i.workspace_id, entity_id=i.entity_id,
+                          kinds=_kind_vector(drafts.kinds[i.pk])) for i in interactions if i.pk in drafts.kinds],
         ignore_conflicts=True,
     )
 
 
 def interactions_kinds_fill(*, workspace_id: int | None = None, batch_size: int = 500,
                             progress: Callable[[int, int], object] | None = None) -> int:
-    """The kinds (core.kinds) of interactions indexed before Mnemo derived them: rows whose
-    kinds are null, oldest first, a batch per transaction (so a killed run keeps what it
-    did and the next one goes on from there; a message naming no kind gets an empty vector,
-    not null). Each row is updated once, which puts it into the HNSW graph once more: run it
-    once after upgrading (README "Recall and context packs"). Returns how many it filled."""
-    rows = InteractionIndex.objects.filter(kinds__isnull=True)
+    """The kinds (core.kinds) of interactions indexed before Mnemo derived them: processed
+    interactions without an InteractionKinds row, oldest first, a batch per transaction (so
+    a killed run keeps what it did and the next one goes on from there; a message naming no
+    kind gets an empty vector). Returns how many it filled."""
+    rows = InteractionIndex.objects.filter(interaction__kinds__isnull=True)
     if workspace_id is not None:
         rows = rows.filter(workspace_id=workspace_id)
     total, done, after = rows.count(), 0, 0
     while True:
         batch = list(rows.filter(interaction_id__gt=after).order_by("interaction_id")
-                     .values_list("interaction_id", "interaction__content")[:batch_size])
+                     .values_list("interaction_id", "workspace_id", "interaction__entity_id",
+                                  "interaction__content")[:batch_size])
         if not batch:
             return done
-        words = [kinds_of(content) for _, content in batch]
-        with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute("UPDATE conversations_interactionindex x SET kinds = mnemo_kind_vector(v.words) "
-                           "FROM unnest(%s::bigint[], %s::text[]) AS v(id, words) "
-                           "WHERE x.interaction_id = v.id AND x.kinds IS NULL", [[pk for pk, _ in batch], words])
+        with transaction.atomic():
+            InteractionKinds.objects.bulk_create(
+                [InteractionKinds(interaction_id=pk, workspace_id=ws, entity_id=entity, kinds=_kind_vector(kinds_of(content)))
+                 for pk, ws, entity, content in batch], ignore_conflicts=True)
         done += len(batch)
         after = batch[-1][0]
         if progress is not None:
@@ -560,6 +563,8 @@ def interactions_index_forget(workspace_id: int) -> dict[str, int]:
     as the log is read again) and each is embedded afresh (a new embedding model)."""
     waiting = InteractionBacklog.objects.filter(interaction_id=OuterRef("interaction_id"))
     removed = InteractionIndex.objects.filter(workspace_id=workspace_id).exclude(Exists(waiting)).delete()[0]
+    # Their kinds are derived with them again (by the rules of now).
+    InteractionKinds.objects.filter(workspace_id=workspace_id).exclude(Exists(waiting)).delete()
     return {"interaction embeddings": removed}
 
 

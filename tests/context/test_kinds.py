@@ -11,7 +11,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from context import services
-from conversations.models import InteractionIndex
+from conversations.models import InteractionIndex, InteractionKinds
 from core import kinds
 from tests.context.test_api import log_chat
 
@@ -68,7 +68,7 @@ def _ranking(workspace, settings, *, on: bool, query: str = QUESTION):
 @pytest.mark.django_db
 def test_processing_stores_the_kinds_apart_from_the_words(workspace):
     ids = log_chat(workspace, CHAT, thread="trip")
-    stored = InteractionIndex.objects.get(interaction_id=ids[0]).kinds
+    stored = InteractionKinds.objects.get(interaction_id=ids[0]).kinds
     assert "kind0citi" in stored and "kind0capit" in stored
     with connection.cursor() as cursor:
         cursor.execute("SELECT search::text FROM conversations_interaction WHERE id = %s", [ids[0]])
@@ -128,17 +128,17 @@ def test_a_question_asking_for_a_kind_costs_no_statement_more(workspace, setting
 def test_the_command_derives_the_kinds_of_interactions_indexed_before_them(workspace, other_workspace):
     ids = log_chat(workspace, CHAT, thread="trip")
     theirs = log_chat(other_workspace, CHAT[:2], thread="trip")
-    InteractionIndex.objects.update(kinds=None)  # as indexed before Mnemo derived kinds
+    InteractionKinds.objects.all().delete()  # as indexed before Mnemo derived kinds
     out, err = io.StringIO(), io.StringIO()
     call_command("index_kinds", "--workspace", workspace.slug, "--batch-size", "4", stdout=out, stderr=err)
     assert f"Derived the kinds of {len(ids)} interactions" in out.getvalue()
     assert "interactions" in err.getvalue()  # the progress line
-    assert "kind0citi" in InteractionIndex.objects.get(interaction_id=ids[0]).kinds
+    assert "kind0citi" in InteractionKinds.objects.get(interaction_id=ids[0]).kinds
     # every row is done (an empty vector where a message names no kind), the other workspace untouched
-    assert not InteractionIndex.objects.filter(interaction_id__in=ids, kinds__isnull=True).exists()
-    assert InteractionIndex.objects.filter(interaction_id__in=theirs, kinds__isnull=True).count() == len(theirs)
+    assert InteractionKinds.objects.filter(interaction_id__in=ids).count() == len(ids)
+    assert not InteractionKinds.objects.filter(interaction_id__in=theirs).exists()
     call_command("index_kinds", stdout=out, stderr=err)  # the rest; then nothing is left
-    assert not InteractionIndex.objects.filter(kinds__isnull=True).exists()
+    assert InteractionKinds.objects.count() == InteractionIndex.objects.count() == len(ids) + len(theirs)
     again = io.StringIO()
     call_command("index_kinds", stdout=again, stderr=io.StringIO())
     assert "Derived the kinds of 0 interactions" in again.getvalue()
@@ -150,3 +150,27 @@ def test_the_command_refuses_bad_input(workspace):
         call_command("index_kinds", "--workspace", "nope", stdout=io.StringIO(), stderr=io.StringIO())
     with pytest.raises(CommandError, match="at least 1"):
         call_command("index_kinds", "--batch-size", "0", stdout=io.StringIO(), stderr=io.StringIO())
+
+
+@pytest.mark.django_db
+def test_a_question_naming_someone_finds_by_kinds_only_their_messages(workspace, settings):
+    """Jon's trip to Rome is found by its kind for a question about Jon, not for one about Gina."""
+    ids = log_chat(workspace, CHAT, thread="trip")
+    about_gina = _ranking(workspace, settings, on=True, query="Which cities has Gina visited?")
+    assert next(h for h in about_gina if h.id == ids[0]).lexical_rank is None
+    about_jon = _ranking(workspace, settings, on=True)
+    assert next(h for h in about_jon if h.id == ids[0]).lexical_rank is not None
+
+
+@pytest.mark.django_db
+def test_a_merge_and_its_split_carry_the_kinds_with_the_messages(workspace):
+    from entities.models import Entity
+    from entities.services import entity_create, entity_merge, entity_split
+
+    ids = log_chat(workspace, CHAT, thread="trip")
+    jon = Entity.objects.get(workspace=workspace, interactions__id=ids[0])
+    other = entity_create(workspace=workspace, kind="person", name="Jonathan")
+    merge = entity_merge(source=jon, target=other)
+    assert InteractionKinds.objects.get(pk=ids[0]).entity_id == other.pk
+    entity_split(merge=merge)
+    assert InteractionKinds.objects.get(pk=ids[0]).entity_id == jon.pk

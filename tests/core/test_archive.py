@@ -21,7 +21,7 @@ from django.core.management.base import CommandError
 from django.db import connection, transaction
 from django.test import Client
 
-from conversations.models import Conversation, Interaction, InteractionBacklog, InteractionIndex
+from conversations.models import Conversation, Interaction, InteractionBacklog, InteractionIndex, InteractionKinds
 from conversations.services import (
     InteractionItem,
     conversation_summarise,
@@ -85,9 +85,9 @@ def test_a_round_trip_gives_an_equal_workspace(workspace, tmp_path):
     # and so did the kinds of things they name (core.kinds), which recall searches too
 
     def kinds(ws):
-        return sorted(InteractionIndex.objects.filter(workspace=ws).values_list("interaction__external_id", "kinds"))
+        return sorted(InteractionKinds.objects.filter(workspace=ws).values_list("interaction__external_id", "kinds"))
 
-    assert kinds(copy) == kinds(workspace) and any(k for _, k in kinds(workspace))
+    assert kinds(copy) == kinds(workspace) and len(kinds(workspace)) == len(LINES) and any(k for _, k in kinds(workspace))
 
 
 def test_an_archive_with_a_secret_is_refused_and_nothing_is_imported(workspace, tmp_path):

@@ -10,7 +10,7 @@ from django.core.exceptions import ValidationError
 from django.db import DatabaseError, connection, transaction
 
 from conversations import services as conversation_services
-from conversations.models import Conversation, ConversationSummary, Interaction, InteractionIndex
+from conversations.models import Conversation, ConversationSummary, Interaction, InteractionIndex, InteractionKinds
 from conversations.services import InteractionItem
 from core.errors import Conflict
 from entities import selectors, services
@@ -345,7 +345,7 @@ def test_erasure_removes_everything_about_the_entity_and_the_receipt_counts_it(w
 
     receipt = services.entity_erase(entity=ada)
 
-    assert receipt["interactions"] == 4 and receipt["interaction_embeddings"] == 4
+    assert receipt["interactions"] == 4 and receipt["interaction_embeddings"] == 4 and receipt["interaction_kinds"] == 4
     assert receipt["profile_values"] == 2 and receipt["relationships"] == 2 and receipt["identities"] == 1
     assert receipt["summaries"] == 1 and receipt["conversations"] == 1 and receipt["evidence"] == 1
     assert receipt["entities"] == 1
@@ -355,6 +355,7 @@ def test_erasure_removes_everything_about_the_entity_and_the_receipt_counts_it(w
     assert not Interaction.objects.filter(content__icontains="xylophone").exists()
     assert selectors_fts(workspace, "xylophone0") == 0
     assert InteractionIndex.objects.count() == 1
+    assert InteractionKinds.objects.count() == 1  # the kinds of things they named went with them
     assert not ProfileValue.objects.filter(quote__icontains="xylophone").exists()
     # Grace's side of the thread stays, re-counted, to be summarised again.
     lab.refresh_from_db()
