@@ -954,7 +954,7 @@ def generate(args, mnemo: Mnemo, dsn: str, pool: Pool, key: str) -> dict:
         if not built:
             print("restoring the dropped indexes after an error …", flush=True)
             build_indexes(conn, defs, dsn)
-    conn.execute("DROP TABLE IF EXISTS scale_pool_kinds")
+        conn.execute("DROP TABLE IF EXISTS scale_pool_kinds")
     print("VACUUM ANALYZE the loaded tables", flush=True)
     t0 = time.monotonic()
     for table in LOADED_TABLES:

@@ -498,7 +498,7 @@ def interactions_backlog_drain(*, older_than_seconds: int = 30, max_batches: int
 class IndexDrafts:
     model: str
     vectors: dict[int, list[float]]
-    kinds: dict[int, str] = field(default_factory=dict)  # core.kinds.kinds_of each content
+    kinds: dict[int, str]  # core.kinds.kinds_of each content
 
 
 def interactions_embed(interactions) -> IndexDrafts:
@@ -526,7 +526,7 @@ def interactions_index_write(interactions, drafts: IndexDrafts) -> None:
     )
     InteractionKinds.objects.bulk_create(
         [InteractionKinds(interaction_id=i.pk, workspace_id=i.workspace_id, entity_id=i.entity_id,
-                          kinds=_kind_vector(drafts.kinds[i.pk])) for i in interactions if i.pk in drafts.kinds],
+                          kinds=_kind_vector(drafts.kinds[i.pk])) for i in interactions],
         ignore_conflicts=True,
     )
 

@@ -267,7 +267,7 @@ def lexical_search(cursor, table: str, alias: str, where: str, params: list, lex
                 f"{f' AND k.{kinds.entity} = ANY(%s)' if named else ''} "
                 f"AND NOT t.search @@ to_tsquery('simple', %s) OFFSET 0) {alias}")
         match_params = [match, match, *([sorted(named)] if named else []), match]
-        narrowed = False
+        narrowed = False  # both branches find through their GIN index; the filters apply after
     elif narrowed:
         rows, matching = f"{table} {alias}", f"AND {alias}.search @@ to_tsquery('simple', %s)"
         match_params = [match]

@@ -13,6 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from context import services
 from conversations.models import InteractionIndex, InteractionKinds
 from core import kinds
+from core.search import KIND_PREFIX
 from tests.context.test_api import log_chat
 
 # Jon's only trip names a city without the word; the other lines share the question's
@@ -69,10 +70,10 @@ def _ranking(workspace, settings, *, on: bool, query: str = QUESTION):
 def test_processing_stores_the_kinds_apart_from_the_words(workspace):
     ids = log_chat(workspace, CHAT, thread="trip")
     stored = InteractionKinds.objects.get(interaction_id=ids[0]).kinds
-    assert "kind0citi" in stored and "kind0capit" in stored
+    assert f"{KIND_PREFIX}citi" in stored and f"{KIND_PREFIX}capit" in stored
     with connection.cursor() as cursor:
         cursor.execute("SELECT search::text FROM conversations_interaction WHERE id = %s", [ids[0]])
-        assert "kind0" not in cursor.fetchone()[0]  # the log row itself is untouched
+        assert KIND_PREFIX not in cursor.fetchone()[0]  # the log row itself is untouched
 
 
 @pytest.mark.django_db
@@ -133,7 +134,7 @@ def test_the_command_derives_the_kinds_of_interactions_indexed_before_them(works
     call_command("index_kinds", "--workspace", workspace.slug, "--batch-size", "4", stdout=out, stderr=err)
     assert f"Derived the kinds of {len(ids)} interactions" in out.getvalue()
     assert "interactions" in err.getvalue()  # the progress line
-    assert "kind0citi" in InteractionKinds.objects.get(interaction_id=ids[0]).kinds
+    assert f"{KIND_PREFIX}citi" in InteractionKinds.objects.get(interaction_id=ids[0]).kinds
     # every row is done (an empty vector where a message names no kind), the other workspace untouched
     assert InteractionKinds.objects.filter(interaction_id__in=ids).count() == len(ids)
     assert not InteractionKinds.objects.filter(interaction_id__in=theirs).exists()
@@ -174,3 +175,18 @@ def test_a_merge_and_its_split_carry_the_kinds_with_the_messages(workspace):
     assert InteractionKinds.objects.get(pk=ids[0]).entity_id == other.pk
     entity_split(merge=merge)
     assert InteractionKinds.objects.get(pk=ids[0]).entity_id == jon.pk
+
+
+@pytest.mark.django_db(transaction=True)  # a rebuild's job record commits on its own
+def test_a_rebuild_of_the_log_derives_the_kinds_again(workspace):
+    """A rebuild forgets the kinds with the embeddings (the log layer's reset) and derives
+    the same ones again."""
+    from conversations.rebuild import rebuild_run, rebuild_start
+
+    ids = log_chat(workspace, CHAT, thread="trip")
+    before = dict(InteractionKinds.objects.filter(workspace=workspace).values_list("interaction_id", "kinds"))
+    InteractionKinds.objects.filter(pk=ids[0]).update(kinds="")  # as derived by older rules
+    job = rebuild_run(job_id=rebuild_start(workspace=workspace, layer_names=None).pk, batch_size=4)
+    assert job.status == job.Status.OK
+    after = dict(InteractionKinds.objects.filter(workspace=workspace).values_list("interaction_id", "kinds"))
+    assert after == before and len(after) == len(ids)

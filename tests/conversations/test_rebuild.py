@@ -26,7 +26,8 @@ from django.db import connection
 
 from context.models import ConceptLink
 from conversations import services as conversation_services
-from conversations.models import Conversation, ConversationSummary, Interaction, InteractionBacklog, InteractionIndex, RebuildJob
+from conversations.models import (Conversation, ConversationSummary, Interaction, InteractionBacklog, InteractionIndex,
+                                  InteractionKinds, RebuildJob)
 from conversations.rebuild import rebuild_run, rebuild_start
 from conversations.tasks import rebuild_resume_stale
 from conversations.services import (
@@ -96,6 +97,7 @@ def snapshot(workspace) -> dict:
         "concepts": sorted((a, b, n, round(w, 9)) for a, b, n, w in ConceptLink.objects.filter(
             workspace=workspace).values_list("a", "b", "count", "weight")),
         "indexed": sorted(InteractionIndex.objects.filter(workspace=workspace).values_list("interaction_id", flat=True)),
+        "kinds": sorted(InteractionKinds.objects.filter(workspace=workspace).values_list("interaction_id", "kinds")),
         "episode_cursors": sorted(EpisodeCursor.objects.filter(conversation__workspace=workspace)
                                   .values_list("conversation_id", "last_interaction_id")),
     }
