@@ -50,6 +50,27 @@ def hop_score(own: float, seed: float, *, hop: float = HOP) -> float:
     return max(own, hop * seed)
 
 
+# A question asking for several things of one kind ("Which cities has Jon visited?", "What
+# books has John read?", core.kinds.asks_for_several) is answered by several results alike
+# each other — other cities, other books — most of them in other sessions, in words the
+# question does not share. The best results' mean embedding says what those are like
+# (pseudo-relevance feedback, Rocchio's): every candidate among the best CONSENSUS_DEPTH
+# gains CONSENSUS times its cosine similarity to the mean of the best CONSENSUS_OF results
+# that have embeddings (interactions, memories), shown as `consensus` in the breakdown. A
+# tie-breaker (a fifth of recency's weight) among results about equally relevant; a
+# question asking for one thing is ranked as before.
+CONSENSUS_OF = 10  # recall's first page (its default limit)
+CONSENSUS = 0.02
+CONSENSUS_DEPTH = 150
+CONSENSUS_KEY = "consensus"
+
+
+def consensus_score(score: float, similarity: float, *, weight: float = CONSENSUS) -> float:
+    """A candidate's score raised by its similarity to the best results' mean (never lowered,
+    never above 1)."""
+    return min(1.0, score + weight * max(0.0, similarity))
+
+
 # The bridge: a question that refers to a person without naming one ("what did the person who
 # adopted a dog do in June?", "where does she work now?") is about whoever its best result is
 # about, once that is one person. Then the candidates are scored again as if the question had

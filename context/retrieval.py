@@ -118,6 +118,22 @@ def search(filters: hybrid.Filters, query: str, vector: Callable[[], list[float]
     return hits
 
 
+def consensus(top: list[hybrid.Hit], candidates: list[hybrid.Hit]) -> dict[tuple[str, int], float]:
+    """Each candidate's similarity to the mean embedding of the `top` hits (context.multihop
+    .CONSENSUS), for the kinds whose embeddings their layer says where to find; one statement."""
+    places = {kind: spec.embeddings for kind, spec in _kinds().items() if spec.embeddings is not None}
+
+    def by_kind(hits: list[hybrid.Hit]) -> dict[str, list[int]]:
+        found: dict[str, list[int]] = {}
+        for hit in hits:
+            if hit.kind in places:
+                found.setdefault(hit.kind, []).append(hit.id)
+        return found
+
+    with connection.cursor() as cursor:
+        return hybrid.consensus_similarity(cursor, places, by_kind(top), by_kind(candidates))
+
+
 def hits_of(kind: str, ids: set[int]) -> dict[int, hybrid.Hit]:
     """The kind's rows as hits (no ranks): rows a ranking needs that no search found."""
     if not ids:

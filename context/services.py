@@ -33,6 +33,7 @@ from conversations.search import summary_sources
 from conversations.selectors import interaction_contents
 from core.concepts import concepts as text_concepts
 from core.providers import get_embedder, get_token_counter
+from core.kinds import asks_for_several
 from core import selectors as core_selectors
 from core.search import MEMORY_TYPES, Filters, Hit, vector_literal
 from core.services import Actor
@@ -270,6 +271,8 @@ def ranked(request: RecallRequest, *, meanwhile: Callable[[list[int]], object] |
             query, scored = _bridged(query, links, scored, followed)
     if settings.MNEMO_RECALL_MULTIHOP and "interaction" in kinds:
         scored = _second_round(filters, query, links, scored, embedding)
+    if settings.MNEMO_RECALL_CONSENSUS and asks_for_several(request.query):
+        scored = _consensus(scored)
     scored = _families(filters, scored, embedding)
     return Ranking(scored, entity_ids, found.get("meanwhile"), embedding, followed)
 
@@ -372,6 +375,26 @@ def _second_round(filters: Filters, query: scoring.Query, links: dict, scored: l
             merged[s.candidate.key] = (hit, scoring.Scored(s.candidate, lifted,
                                                            {**s.breakdown, multihop.LIFT: lifted - s.score}))
     return sorted(merged.values(), key=lambda pair: -pair[1].score)
+
+
+def _consensus(scored: list[tuple[Hit, scoring.Scored]]) -> list[tuple[Hit, scoring.Scored]]:
+    """Issue 22 part 1, a question asking for several things of one kind (context.multihop
+    .CONSENSUS): the best CONSENSUS_DEPTH candidates each gain a share of their similarity to
+    the mean embedding of the best CONSENSUS_OF, and are ranked again; the rest stay below
+    them as they were (a gain only raises). One statement."""
+    head, tail = scored[:multihop.CONSENSUS_DEPTH], scored[multihop.CONSENSUS_DEPTH:]
+    near = retrieval.consensus([hit for hit, _ in head[:multihop.CONSENSUS_OF]], [hit for hit, _ in head])
+    if not near:
+        return scored
+    lifted = []
+    for hit, s in head:
+        similarity = near.get((hit.kind, hit.id))
+        score = s.score if similarity is None else multihop.consensus_score(s.score, similarity)
+        if score > s.score:
+            s = scoring.Scored(s.candidate, score, {**s.breakdown, multihop.CONSENSUS_KEY: score - s.score})
+        lifted.append((hit, s))
+    lifted.sort(key=lambda pair: -pair[1].score)  # stable: equal scores keep their order
+    return lifted + tail
 
 
 def _time_range(query: str, now: datetime):

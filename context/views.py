@@ -26,11 +26,11 @@ def _int(value, default=None):
 
 def _bars(item: dict) -> list[tuple[str, float, int]]:
     """(dimension, contribution, bar width in %) for each dimension that counted, and the
-    second round's lift (context.multihop)."""
+    second round's lift and a list question's consensus (context.multihop)."""
     breakdown = item.get("score_breakdown") or {}
     top = max(breakdown.values(), default=0) or 1
-    return [(name, breakdown[name], round(100 * breakdown[name] / top)) for name in (*DIMENSIONS, multihop.LIFT)
-            if name in breakdown]
+    return [(name, breakdown[name], round(100 * breakdown[name] / top))
+            for name in (*DIMENSIONS, multihop.LIFT, multihop.CONSENSUS_KEY) if name in breakdown]
 
 
 def _with_bars(sections: list[dict]) -> list[dict]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from django.db import connection
 
-from core.search import Filters, Hit, KindsSource, SearchKind, any_word, aware, message_scope, nearest, text_match, utc
+from core.search import Embeddings, Filters, Hit, KindsSource, SearchKind, any_word, aware, message_scope, nearest, text_match, utc
 
 
 def interaction_filters(f: Filters, alias: str = "i") -> tuple[str, list]:
@@ -171,5 +171,6 @@ def summary_sources(hits: list[Hit]) -> None:
 SEARCH_KINDS = {
     "interaction": SearchKind("conversations_interaction", "i", interaction_filters, interaction_hits,
                               interaction_dense,
-                              kinds=KindsSource("conversations_interactionkinds", "interaction_id")),
+                              kinds=KindsSource("conversations_interactionkinds", "interaction_id"),
+                              embeddings=Embeddings("conversations_interactionindex", "interaction_id")),
 }

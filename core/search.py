@@ -170,6 +170,37 @@ class KindsSource:
     entity: str = "entity_id"  # the row's entity (sender), to find by kinds among the named ones'
 
 
+@dataclass(frozen=True)
+class Embeddings:
+    """Where a search kind's rows keep their embeddings: `table`.embedding, one row per
+    searched row by `key` (InteractionIndex for the interactions, the memory itself)."""
+    table: str
+    key: str = "id"
+
+
+def consensus_similarity(cursor, places: dict[str, Embeddings], top: dict[str, list[int]],
+                         candidates: dict[str, list[int]]) -> dict[tuple[str, int], float]:
+    """Each candidate's cosine similarity to the mean of the `top` rows' embeddings (by kind;
+    context.multihop.CONSENSUS), as {(kind, id): similarity}; rows without an embedding are
+    left out, and nothing when no top row has one. One statement."""
+    kinds = [kind for kind in places if top.get(kind) or candidates.get(kind)]
+    if not kinds or not any(top.get(kind) for kind in kinds):
+        return {}
+    tops, rows, params = [], [], []
+    for kind in kinds:
+        place = places[kind]
+        tops.append(f"SELECT embedding FROM {place.table} WHERE {place.key} = ANY(%s) AND embedding IS NOT NULL")
+        params.append(sorted(top.get(kind, ())))
+    for kind in kinds:
+        place = places[kind]
+        rows.append(f"SELECT %s, {place.key}, 1 - (embedding <=> c.mean) FROM {place.table}, c "
+                    f"WHERE {place.key} = ANY(%s) AND embedding IS NOT NULL")
+        params += [kind, sorted(candidates.get(kind, ()))]
+    cursor.execute(f"WITH c AS (SELECT avg(embedding) AS mean FROM ({' UNION ALL '.join(tops)}) t) "
+                   f"{' UNION ALL '.join(rows)}", params)
+    return {(kind, pk): similarity for kind, pk, similarity in cursor.fetchall() if similarity is not None}
+
+
 def lexemes_of(cursor, query: str) -> list[str]:
     return query_lexemes(cursor, query)[0]
 
@@ -432,6 +463,9 @@ class SearchKind:
     named: Callable | None = None
     # Where the rows' kinds are (core.kinds), when the kind's full text ranks them too.
     kinds: KindsSource | None = None
+    # Where the rows' embeddings are, when a ranking may compare them with each other
+    # (core.search.consensus_similarity); None: it never does.
+    embeddings: Embeddings | None = None
 
 
 HELPER_THREADS = 4  # per process: a web process serves 4 requests at a time

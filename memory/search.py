@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from core.search import Filters, Hit, SearchKind, aware, message_scope, utc
+from core.search import Embeddings, Filters, Hit, SearchKind, aware, message_scope, utc
 from memory.rules import EPISODE_RULE
 
 
@@ -86,5 +86,5 @@ def memory_hits(cursor, ids: set[int]) -> dict[int, Hit]:
 
 # What this layer offers to recall.
 SEARCH_KINDS = {
-    "memory": SearchKind("memory_memory", "m", memory_filters, memory_hits),
+    "memory": SearchKind("memory_memory", "m", memory_filters, memory_hits, embeddings=Embeddings("memory_memory")),
 }

@@ -411,6 +411,10 @@ MNEMO_RECALL_CLOSEST_LINE = env_bool("MNEMO_RECALL_CLOSEST_LINE", True)
 # ("…a short trip to Rome") through their kinds (core.kinds, issue 22 part 1). Off: the
 # question's words only, as before (for measuring); the kinds are derived either way.
 MNEMO_RECALL_KINDS = env_bool("MNEMO_RECALL_KINDS", True)
+# A question asking for several things of one kind ("Which cities…", "What books…") ranks the
+# candidates like its best results a little higher (context.multihop.CONSENSUS, issue 22
+# part 1). Off: ranked as any other question (for measuring).
+MNEMO_RECALL_CONSENSUS = env_bool("MNEMO_RECALL_CONSENSUS", True)
 # Context packs list, per section, this many of the items they dropped (the best scored
 # first) with their reasons, and count the rest: a pack is offered hundreds of candidates,
 # and listing them all made every logged pack ~250 kB.
