@@ -54,21 +54,63 @@ def hop_score(own: float, seed: float, *, hop: float = HOP) -> float:
 # books has John read?", core.kinds.asks_for_several) is answered by several results alike
 # each other — other cities, other books — most of them in other sessions, in words the
 # question does not share. The best results' mean embedding says what those are like
-# (pseudo-relevance feedback, Rocchio's): every candidate among the best CONSENSUS_DEPTH
+# (pseudo-relevance feedback, Rocchio's): every candidate among the best RERANK_DEPTH
 # gains CONSENSUS times its cosine similarity to the mean of the best CONSENSUS_OF results
 # that have embeddings (interactions, memories), shown as `consensus` in the breakdown. A
 # tie-breaker (a fifth of recency's weight) among results about equally relevant; a
 # question asking for one thing is ranked as before.
 CONSENSUS_OF = 10  # recall's first page (its default limit)
 CONSENSUS = 0.02
-CONSENSUS_DEPTH = 150
 CONSENSUS_KEY = "consensus"
+# The candidates a re-ranking here may move (the consensus, the dispositions below): a gain
+# of a few hundredths cannot lift one from further down into a page or a pack.
+RERANK_DEPTH = 150
 
 
 def consensus_score(score: float, similarity: float, *, weight: float = CONSENSUS) -> float:
     """A candidate's score raised by its similarity to the best results' mean (never lowered,
     never above 1)."""
     return min(1.0, score + weight * max(0.0, similarity))
+
+
+# Issue 22 part 2: a question about what someone is like, would or might do ("Would Melanie
+# be more interested in a national park or a theme park?", "What job might Maria pursue?")
+# is answered by what that person said of their own wants, likes and habits ("We always look
+# forward to our family camping trip", "I'm keen on counseling"), in words the question
+# rarely shares. So when a question asks so (HYPOTHETICAL) and names someone, each of the
+# best RERANK_DEPTH candidates in which that person speaks of themselves (FIRST_PERSON) and
+# of a want, liking or habit (DISPOSITION) in one line — their own message, or their line of
+# an episode — gains DISPOSED, the weight of the consensus above, shown as `disposition`.
+# English words, as the rule-based extraction is English.
+HYPOTHETICAL = re.compile(r"\b(would|might|could|likely|probably|considered)\b", re.IGNORECASE)
+FIRST_PERSON = re.compile(r"\b(I|I'm|Im|I've|I'd|I'll|we|we're|we've|my|our)\b", re.IGNORECASE)
+DISPOSITION = re.compile(
+    r"\b(want|wanna|hope|hoping|love|loved|loves|like|likes|enjoy|enjoyed|dream|dreams|plan|plans|planning|"
+    r"thinking about|considering|keen|passionate|passion|fan|favorite|favourite|always|goal|goals|interested|"
+    r"into|prefer|care about|believe|value|values)\b", re.IGNORECASE)
+DISPOSED = CONSENSUS
+DISPOSED_KEY = "disposition"
+_QUOTED_LINE = re.compile(r"^([^:\n]{1,80}): (.+)$", re.MULTILINE)  # an episode's "Name: sentence"
+
+
+def asks_what_someone_is_like(question: str) -> bool:
+    return HYPOTHETICAL.search(question) is not None
+
+
+def speaks_of_a_disposition(line: str) -> bool:
+    """The line speaks of the speaker's own wants, likes or habits."""
+    return FIRST_PERSON.search(line) is not None and DISPOSITION.search(line) is not None
+
+
+def quoted_lines(text: str, names: Iterable[str]) -> list[str]:
+    """The lines an episode quotes from any of `names` (its "Name: sentence" lines; a name
+    matches whole or by its first word, case-insensitively)."""
+    wanted = {n.casefold() for name in names for n in (name, name.split(" ")[0]) if n}
+    return [line for speaker, line in _QUOTED_LINE.findall(text) if speaker.strip().casefold() in wanted]
+
+
+def disposed_score(score: float, *, weight: float = DISPOSED) -> float:
+    return min(1.0, score + weight)
 
 
 # The bridge: a question that refers to a person without naming one ("what did the person who

@@ -273,6 +273,8 @@ def ranked(request: RecallRequest, *, meanwhile: Callable[[list[int]], object] |
         scored = _second_round(filters, query, links, scored, embedding)
     if settings.MNEMO_RECALL_CONSENSUS and asks_for_several(request.query):
         scored = _consensus(scored)
+    if settings.MNEMO_RECALL_DISPOSITIONS and named and multihop.asks_what_someone_is_like(request.query):
+        scored = _dispositions(scored, named)
     scored = _families(filters, scored, embedding)
     return Ranking(scored, entity_ids, found.get("meanwhile"), embedding, followed)
 
@@ -379,10 +381,10 @@ def _second_round(filters: Filters, query: scoring.Query, links: dict, scored: l
 
 def _consensus(scored: list[tuple[Hit, scoring.Scored]]) -> list[tuple[Hit, scoring.Scored]]:
     """Issue 22 part 1, a question asking for several things of one kind (context.multihop
-    .CONSENSUS): the best CONSENSUS_DEPTH candidates each gain a share of their similarity to
+    .CONSENSUS): the best RERANK_DEPTH candidates each gain a share of their similarity to
     the mean embedding of the best CONSENSUS_OF, and are ranked again; the rest stay below
     them as they were (a gain only raises). One statement."""
-    head, tail = scored[:multihop.CONSENSUS_DEPTH], scored[multihop.CONSENSUS_DEPTH:]
+    head, tail = scored[:multihop.RERANK_DEPTH], scored[multihop.RERANK_DEPTH:]
     near = retrieval.consensus([hit for hit, _ in head[:multihop.CONSENSUS_OF]], [hit for hit, _ in head])
     if not near:
         return scored
@@ -393,6 +395,35 @@ def _consensus(scored: list[tuple[Hit, scoring.Scored]]) -> list[tuple[Hit, scor
         if score > s.score:
             s = scoring.Scored(s.candidate, score, {**s.breakdown, multihop.CONSENSUS_KEY: score - s.score})
         lifted.append((hit, s))
+    lifted.sort(key=lambda pair: -pair[1].score)  # stable: equal scores keep their order
+    return lifted + tail
+
+
+def _dispositions(scored: list[tuple[Hit, scoring.Scored]], named: list[tuple[int, str]]
+                  ) -> list[tuple[Hit, scoring.Scored]]:
+    """Issue 22 part 2, a question about what someone is like or would do (context.multihop
+    .DISPOSED): each of the best RERANK_DEPTH candidates in which a person the question names
+    speaks of their own wants, likes or habits — their message (its sender), or their line
+    of an episode (by the name it quotes them under) — gains DISPOSED; ranked again. No
+    statement: the texts are the candidates'."""
+    ids, names = {pk for pk, _ in named}, [name for _, name in named]
+    head, tail = scored[:multihop.RERANK_DEPTH], scored[multihop.RERANK_DEPTH:]
+    lifted, moved = [], False
+    for hit, s in head:
+        if hit.kind == "interaction":
+            lines = [hit.text] if hit.entity_ids & ids else []
+        elif hit.kind == "memory" and hit.quotes_sources:
+            lines = multihop.quoted_lines(hit.text, names)
+        else:
+            lines = []
+        if any(multihop.speaks_of_a_disposition(line) for line in lines):
+            score = multihop.disposed_score(s.score)
+            if score > s.score:
+                s = scoring.Scored(s.candidate, score, {**s.breakdown, multihop.DISPOSED_KEY: score - s.score})
+                moved = True
+        lifted.append((hit, s))
+    if not moved:
+        return scored
     lifted.sort(key=lambda pair: -pair[1].score)  # stable: equal scores keep their order
     return lifted + tail
 

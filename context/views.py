@@ -26,11 +26,12 @@ def _int(value, default=None):
 
 def _bars(item: dict) -> list[tuple[str, float, int]]:
     """(dimension, contribution, bar width in %) for each dimension that counted, and the
-    second round's lift and a list question's consensus (context.multihop)."""
+    second round's lift, a list question's consensus and a disposition (context.multihop)."""
     breakdown = item.get("score_breakdown") or {}
     top = max(breakdown.values(), default=0) or 1
     return [(name, breakdown[name], round(100 * breakdown[name] / top))
-            for name in (*DIMENSIONS, multihop.LIFT, multihop.CONSENSUS_KEY) if name in breakdown]
+            for name in (*DIMENSIONS, multihop.LIFT, multihop.CONSENSUS_KEY, multihop.DISPOSED_KEY)
+            if name in breakdown]
 
 
 def _with_bars(sections: list[dict]) -> list[dict]:

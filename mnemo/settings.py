@@ -415,6 +415,10 @@ MNEMO_RECALL_KINDS = env_bool("MNEMO_RECALL_KINDS", True)
 # candidates like its best results a little higher (context.multihop.CONSENSUS, issue 22
 # part 1). Off: ranked as any other question (for measuring).
 MNEMO_RECALL_CONSENSUS = env_bool("MNEMO_RECALL_CONSENSUS", True)
+# A question about what someone would or might do ranks the candidates in which that person
+# speaks of their own wants, likes and habits a little higher (context.multihop.DISPOSED,
+# issue 22 part 2). Off: ranked as any other question (for measuring).
+MNEMO_RECALL_DISPOSITIONS = env_bool("MNEMO_RECALL_DISPOSITIONS", True)
 # Context packs list, per section, this many of the items they dropped (the best scored
 # first) with their reasons, and count the rest: a pack is offered hundreds of candidates,
 # and listing them all made every logged pack ~250 kB.
