@@ -131,3 +131,13 @@ def test_recall_through_the_api_shows_the_disposition_in_the_breakdown(api, work
     assert disposed and all(ids[0] in {s["interaction_id"] for s in r["sources"]} for r in disposed)
     for r in results:
         assert abs(sum(r["score_breakdown"].values()) - r["score"]) < 1e-3
+
+
+def test_the_pack_page_draws_a_bar_for_each_lift():
+    from context.views import _bars
+
+    bars = _bars({"score_breakdown": {"similarity": 0.2, multihop.LIFT: 0.05, multihop.CONSENSUS_KEY: 0.01,
+                                      multihop.DISPOSED_KEY: 0.02}})
+    assert [name for name, _, _ in bars] == ["similarity", multihop.LIFT, multihop.CONSENSUS_KEY,
+                                             multihop.DISPOSED_KEY]
+    assert bars[0][2] == 100 and bars[-1][2] == 10
