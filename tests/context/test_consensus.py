@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
@@ -168,3 +170,17 @@ def test_recall_through_the_api_shows_the_consensus_in_the_breakdown(api, worksp
     for r in results:
         assert abs(sum(r["score_breakdown"].values()) - r["score"]) < 1e-3
     assert retrieval.consensus([], []) == {}
+
+
+@given(score=st.floats(0, 1), similarity=st.floats(-1, 1))
+def test_the_consensus_is_a_bounded_raise(score, similarity):
+    raised = multihop.consensus_score(score, similarity)
+    assert score <= raised <= min(1.0, score + multihop.CONSENSUS) + 1e-12
+
+
+@given(question=st.text(max_size=200))
+def test_any_text_is_judged_without_error(question):
+    assert kinds.asks_for_several(question) in (True, False)
+    assert multihop.asks_what_someone_is_like(question) in (True, False)
+    assert multihop.speaks_of_a_disposition(question) in (True, False)
+    assert isinstance(multihop.quoted_lines(question, ["Melanie", ""]), list)
