@@ -1,5 +1,6 @@
-"""Multi-hop recall (issue 22 part 1), the pure part: which of the first round's results a
-second round starts from, and how what it finds joins the ranking.
+"""The pure part of recall's re-rankings (issue 22): which of the first round's results a
+second round starts from and how what it finds joins the ranking (part 1), the bridge, a
+list question's consensus (part 1) and a named person's dispositions (part 2), each below.
 
 A question that needs two facts often finds one of them and not the other: the other is
 said a few turns away ("Did the kids like it?" … "They loved the clay!"), in words the
@@ -13,6 +14,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+
+from memory.extraction import episodes
 
 # The first-round results whose neighbourhoods are searched: the top few, where the first
 # hop is most likely right (a wrong seed spends slots on its neighbours).
@@ -67,10 +70,10 @@ CONSENSUS_KEY = "consensus"
 RERANK_DEPTH = 150
 
 
-def consensus_score(score: float, similarity: float, *, weight: float = CONSENSUS) -> float:
-    """A candidate's score raised by its similarity to the best results' mean (never lowered,
-    never above 1)."""
-    return min(1.0, score + weight * max(0.0, similarity))
+def raised(score: float, gain: float) -> float:
+    """A candidate's score raised by a re-ranking's gain (CONSENSUS, DISPOSED): never
+    lowered, never above 1."""
+    return min(1.0, score + max(0.0, gain))
 
 
 # Issue 22 part 2: a question about what someone is like, would or might do ("Would Melanie
@@ -90,7 +93,6 @@ DISPOSITION = re.compile(
     r"into|prefer|care about|believe|value|values)\b", re.IGNORECASE)
 DISPOSED = CONSENSUS
 DISPOSED_KEY = "disposition"
-_QUOTED_LINE = re.compile(r"^([^:\n]{1,80}): (.+)$", re.MULTILINE)  # an episode's "Name: sentence"
 
 
 def asks_what_someone_is_like(question: str) -> bool:
@@ -103,14 +105,10 @@ def speaks_of_a_disposition(line: str) -> bool:
 
 
 def quoted_lines(text: str, names: Iterable[str]) -> list[str]:
-    """The lines an episode quotes from any of `names` (its "Name: sentence" lines; a name
-    matches whole or by its first word, case-insensitively)."""
+    """The lines an episode quotes from any of `names` (memory.extraction.episodes
+    .quoted_lines; a name matches whole or by its first word, case-insensitively)."""
     wanted = {n.casefold() for name in names for n in (name, name.split(" ")[0]) if n}
-    return [line for speaker, line in _QUOTED_LINE.findall(text) if speaker.strip().casefold() in wanted]
-
-
-def disposed_score(score: float, *, weight: float = DISPOSED) -> float:
-    return min(1.0, score + weight)
+    return [line for speaker, line in episodes.quoted_lines(text) if speaker.strip().casefold() in wanted]
 
 
 # The bridge: a question that refers to a person without naming one ("what did the person who

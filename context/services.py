@@ -379,53 +379,53 @@ def _second_round(filters: Filters, query: scoring.Query, links: dict, scored: l
     return sorted(merged.values(), key=lambda pair: -pair[1].score)
 
 
-def _consensus(scored: list[tuple[Hit, scoring.Scored]]) -> list[tuple[Hit, scoring.Scored]]:
-    """Issue 22 part 1, a question asking for several things of one kind (context.multihop
-    .CONSENSUS): the best RERANK_DEPTH candidates each gain a share of their similarity to
-    the mean embedding of the best CONSENSUS_OF, and are ranked again; the rest stay below
-    them as they were (a gain only raises). One statement."""
+def _raised(scored: list[tuple[Hit, scoring.Scored]], gain: Callable[[Hit], float], key: str
+            ) -> list[tuple[Hit, scoring.Scored]]:
+    """The best RERANK_DEPTH candidates each raised by `gain(hit)` (multihop.raised, shown as
+    `key` in the breakdown) and ranked again; the rest stay below them as they were (a gain
+    only raises). Equal scores keep their order."""
     head, tail = scored[:multihop.RERANK_DEPTH], scored[multihop.RERANK_DEPTH:]
-    near = retrieval.consensus([hit for hit, _ in head[:multihop.CONSENSUS_OF]], [hit for hit, _ in head])
-    if not near:
-        return scored
     lifted = []
     for hit, s in head:
-        similarity = near.get((hit.kind, hit.id))
-        score = s.score if similarity is None else multihop.consensus_score(s.score, similarity)
+        score = multihop.raised(s.score, gain(hit))
         if score > s.score:
-            s = scoring.Scored(s.candidate, score, {**s.breakdown, multihop.CONSENSUS_KEY: score - s.score})
+            s = scoring.Scored(s.candidate, score, {**s.breakdown, key: score - s.score})
         lifted.append((hit, s))
-    lifted.sort(key=lambda pair: -pair[1].score)  # stable: equal scores keep their order
+    lifted.sort(key=lambda pair: -pair[1].score)
     return lifted + tail
+
+
+def _consensus(scored: list[tuple[Hit, scoring.Scored]]) -> list[tuple[Hit, scoring.Scored]]:
+    """Issue 22 part 1, a question asking for several things of one kind (context.multihop
+    .CONSENSUS): each of the best candidates gains CONSENSUS times its similarity to the mean
+    embedding of the best CONSENSUS_OF. One statement."""
+    head = [hit for hit, _ in scored[:multihop.RERANK_DEPTH]]
+    near = retrieval.consensus(head[:multihop.CONSENSUS_OF], head)
+    if not near:
+        return scored
+    return _raised(scored, lambda hit: multihop.CONSENSUS * near.get((hit.kind, hit.id), 0.0),
+                   multihop.CONSENSUS_KEY)
 
 
 def _dispositions(scored: list[tuple[Hit, scoring.Scored]], named: list[tuple[int, str]]
                   ) -> list[tuple[Hit, scoring.Scored]]:
     """Issue 22 part 2, a question about what someone is like or would do (context.multihop
-    .DISPOSED): each of the best RERANK_DEPTH candidates in which a person the question names
-    speaks of their own wants, likes or habits — their message (its sender), or their line
-    of an episode (by the name it quotes them under) — gains DISPOSED; ranked again. No
-    statement: the texts are the candidates'."""
+    .DISPOSED): each of the best candidates in which a person the question names speaks of
+    their own wants, likes or habits — their message (its sender), or their line of an
+    episode (by the name it quotes them under) — gains DISPOSED. No statement: the texts
+    are the candidates'."""
     ids, names = {pk for pk, _ in named}, [name for _, name in named]
-    head, tail = scored[:multihop.RERANK_DEPTH], scored[multihop.RERANK_DEPTH:]
-    lifted, moved = [], False
-    for hit, s in head:
+
+    def gain(hit: Hit) -> float:
         if hit.kind == "interaction":
             lines = [hit.text] if hit.entity_ids & ids else []
         elif hit.kind == "memory" and hit.quotes_sources:
             lines = multihop.quoted_lines(hit.text, names)
         else:
             lines = []
-        if any(multihop.speaks_of_a_disposition(line) for line in lines):
-            score = multihop.disposed_score(s.score)
-            if score > s.score:
-                s = scoring.Scored(s.candidate, score, {**s.breakdown, multihop.DISPOSED_KEY: score - s.score})
-                moved = True
-        lifted.append((hit, s))
-    if not moved:
-        return scored
-    lifted.sort(key=lambda pair: -pair[1].score)  # stable: equal scores keep their order
-    return lifted + tail
+        return multihop.DISPOSED if any(multihop.speaks_of_a_disposition(line) for line in lines) else 0.0
+
+    return _raised(scored, gain, multihop.DISPOSED_KEY)
 
 
 def _time_range(query: str, now: datetime):

@@ -94,6 +94,15 @@ def dated_lines(text: str) -> tuple[str, str] | None:
     return (found["when"], lines) if found and lines.strip() else None
 
 
+def quoted_lines(text: str) -> list[tuple[str, str]]:
+    """(speaker, line) for each line an episode quotes, when `text` is an episode's as
+    `episode` writes it ("Caroline: …" after its header), else []."""
+    parts = dated_lines(text)
+    if parts is None:
+        return []
+    return [(speaker, line) for speaker, sep, line in (row.partition(": ") for row in parts[1].split("\n")) if sep]
+
+
 def _render(header: str, lines: Sequence[_Line]) -> str:
     return "\n".join([header, *(line.rendered for line in lines)])
 

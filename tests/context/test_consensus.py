@@ -51,10 +51,18 @@ def test_a_question_asking_for_several_things(question, several):
     assert kinds.asks_for_several(question) is several
 
 
-def test_the_consensus_only_raises_and_never_above_one():
-    assert multihop.consensus_score(0.5, 0.8) == pytest.approx(0.5 + multihop.CONSENSUS * 0.8)
-    assert multihop.consensus_score(0.5, -0.3) == 0.5  # an unlike candidate keeps its score
-    assert multihop.consensus_score(0.995, 1.0) == 1.0
+def test_a_gain_only_raises_and_never_above_one():
+    assert multihop.raised(0.5, multihop.CONSENSUS * 0.8) == pytest.approx(0.5 + multihop.CONSENSUS * 0.8)
+    assert multihop.raised(0.5, multihop.CONSENSUS * -0.3) == 0.5  # an unlike candidate keeps its score
+    assert multihop.raised(0.995, multihop.CONSENSUS) == 1.0
+
+
+def assert_ranked_as_before(before, after, key: str) -> None:
+    """The same candidates in the same order with the same scores, none carrying `key` in its
+    breakdown (recency moves with the clock between two rankings: scores equal to 1e-6)."""
+    assert [s.candidate.key for _, s in after] == [s.candidate.key for _, s in before]
+    assert [s.score for _, s in after] == pytest.approx([s.score for _, s in before], abs=1e-6)
+    assert not any(key in s.breakdown for _, s in after)
 
 
 def _ranking(workspace, settings, *, on: bool, query: str = QUESTION):
@@ -109,12 +117,8 @@ def test_a_list_question_raises_each_candidate_by_its_likeness_to_the_best_resul
 def test_a_question_asking_for_one_thing_is_ranked_as_before(workspace, settings):
     log_chat(workspace, CHAT, thread="books")
     query = "What book did Tim get from his aunt?"
-    before = [(s.candidate.key, s.score) for _, s in _ranking(workspace, settings, on=False, query=query)]
-    after_scored = _ranking(workspace, settings, on=True, query=query)
-    # (recency moves with the clock between the two rankings: scores equal to 1e-6)
-    assert [s.candidate.key for _, s in after_scored] == [key for key, _ in before]
-    assert [s.score for _, s in after_scored] == pytest.approx([score for _, score in before], abs=1e-6)
-    assert not any(multihop.CONSENSUS_KEY in s.breakdown for _, s in after_scored)
+    assert_ranked_as_before(_ranking(workspace, settings, on=False, query=query),
+                            _ranking(workspace, settings, on=True, query=query), multihop.CONSENSUS_KEY)
 
 
 @pytest.mark.django_db
@@ -135,18 +139,15 @@ def test_a_list_question_costs_one_statement_more_and_another_question_none(work
 
 
 @pytest.mark.django_db
-def test_another_workspaces_rows_are_neither_found_nor_averaged(workspace, other_workspace, settings):
+def test_another_workspaces_rows_are_never_found(workspace, other_workspace, settings):
+    """(Nor averaged: the mean is taken over the ranking's own best results, which the test
+    of the gains above computes independently.)"""
     theirs = log_chat(other_workspace, [("Tim", "I read Dune and Foundation this winter, both brilliant books.")],
                       thread="other")
     log_chat(workspace, CHAT, thread="books")
     scored = _ranking(workspace, settings, on=True)
+    assert any(multihop.CONSENSUS_KEY in s.breakdown for _, s in scored)
     assert not any(hit.kind == "interaction" and hit.id in theirs for hit, _ in scored)
-    # Even handed their ids, the statement reads only the rows it is given: the candidates'.
-    places = {"interaction": Embeddings("conversations_interactionindex", "interaction_id")}
-    mine = [hit.id for hit, _ in scored if hit.kind == "interaction"]
-    with connection.cursor() as cursor:
-        near = consensus_similarity(cursor, places, {"interaction": mine[:3]}, {"interaction": mine})
-    assert {pk for _, pk in near} == set(mine)
 
 
 @pytest.mark.django_db
@@ -160,6 +161,7 @@ def test_the_statement_leaves_out_what_has_no_embedding(workspace):
         near = consensus_similarity(cursor, places, {"interaction": ids[:1]}, {"interaction": ids, "memory": [10 ** 9]})
     assert set(near) == {("interaction", pk) for pk in ids}
     assert near[("interaction", ids[0])] == pytest.approx(1.0, abs=1e-5)  # the mean of itself
+    assert retrieval.consensus([], []) == {}
 
 
 @pytest.mark.django_db
@@ -169,12 +171,11 @@ def test_recall_through_the_api_shows_the_consensus_in_the_breakdown(api, worksp
     assert any(multihop.CONSENSUS_KEY in r["score_breakdown"] for r in results)
     for r in results:
         assert abs(sum(r["score_breakdown"].values()) - r["score"]) < 1e-3
-    assert retrieval.consensus([], []) == {}
 
 
 @given(score=st.floats(0, 1), similarity=st.floats(-1, 1))
 def test_the_consensus_is_a_bounded_raise(score, similarity):
-    raised = multihop.consensus_score(score, similarity)
+    raised = multihop.raised(score, multihop.CONSENSUS * similarity)
     assert score <= raised <= min(1.0, score + multihop.CONSENSUS) + 1e-12
 
 

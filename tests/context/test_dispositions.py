@@ -10,6 +10,7 @@ from django.test.utils import CaptureQueriesContext
 
 from context import multihop, services
 from tests.context.test_api import log_chat
+from tests.context.test_consensus import assert_ranked_as_before
 
 CHAT = [
     ("Melanie", "We always look forward to our family camping trip, marshmallows by the fire."),  # hers, disposed
@@ -57,6 +58,7 @@ def test_an_episodes_lines_of_a_person_by_name_or_first_name():
     assert multihop.quoted_lines(text, ["caroline"]) == ["Sounds special, those beach trips!"]
     assert multihop.quoted_lines(text, ["Gina"]) == []
     assert multihop.quoted_lines("", ["Melanie"]) == []
+    assert multihop.quoted_lines("Melanie: I love camping.", ["Melanie"]) == []  # no episode's header: not an episode
 
 
 def _scored(workspace, settings, *, on: bool, query: str = QUESTION):
@@ -92,12 +94,8 @@ def test_the_named_persons_own_disposition_gains_and_nothing_else_does(workspace
 ])
 def test_other_questions_are_ranked_as_before(workspace, settings, query):
     log_chat(workspace, CHAT, thread="park")
-    before = [(s.candidate.key, s.score) for _, s in _scored(workspace, settings, on=False, query=query)]
-    after = _scored(workspace, settings, on=True, query=query)
-    # (recency moves with the clock between the two rankings: scores equal to 1e-6)
-    assert [s.candidate.key for _, s in after] == [key for key, _ in before]
-    assert [s.score for _, s in after] == pytest.approx([score for _, score in before], abs=1e-6)
-    assert not any(multihop.DISPOSED_KEY in s.breakdown for _, s in after)
+    assert_ranked_as_before(_scored(workspace, settings, on=False, query=query),
+                            _scored(workspace, settings, on=True, query=query), multihop.DISPOSED_KEY)
 
 
 @pytest.mark.django_db
