@@ -1,6 +1,7 @@
 """The pure part of recall's re-rankings (issue 22): which of the first round's results a
 second round starts from and how what it finds joins the ranking (part 1), the bridge, a
-list question's consensus (part 1) and a named person's dispositions (part 2), each below.
+list question's consensus and shared concepts (part 1) and a named person's dispositions
+(part 2), each below.
 
 A question that needs two facts often finds one of them and not the other: the other is
 said a few turns away ("Did the kids like it?" … "They loved the clay!"), in words the
@@ -74,6 +75,41 @@ def raised(score: float, gain: float) -> float:
     """A candidate's score raised by a re-ranking's gain (CONSENSUS, DISPOSED): never
     lowered, never above 1."""
     return min(1.0, score + max(0.0, gain))
+
+
+# The same questions' concepts (issue 22 part 1's "concept links"): the several things asked
+# for are alike in what they are about as well as in their embeddings — the best results for
+# "What activities has Melanie done with her family?" share "camping", "kids", "family" with
+# each other and with the answers still below them. A concept at least SHARED_BY of the best
+# CONSENSUS_OF results hold, the question's own aside, joins the question's concepts, and the
+# concept dimension of the best RERANK_DEPTH is scored again with them and their links
+# (`concept` in the breakdown changes; nothing else does). A concept most of the head holds
+# says what the head agrees on; one a single result holds says nothing.
+SHARED_BY = 3
+
+
+def shared_concepts(heads: Iterable[frozenset[str]], own: frozenset[str], *,
+                    at_least: int = SHARED_BY) -> frozenset[str]:
+    """The concepts at least `at_least` of `heads` (the best results' concept sets) hold,
+    less the question's `own`."""
+    counts: dict[str, int] = {}
+    for concepts in heads:
+        for concept in concepts:
+            counts[concept] = counts.get(concept, 0) + 1
+    return frozenset(c for c, n in counts.items() if n >= at_least) - own
+
+
+def concept_rescored(breakdown: dict[str, float], concept: float) -> dict[str, float]:
+    """A breakdown with its concept term replaced by `concept`, the other terms kept. The
+    second round's lift is a floor, not a gain (hop_score: a neighbour ranks at least HOP of
+    its seed), so a lifted neighbour's lift shrinks by what the new term adds and grows by
+    what it takes away: its floor stays where it was. (A neighbour that was not lifted keeps
+    no record of its floor and gets no lift.)"""
+    delta = concept - breakdown.get("concept", 0.0)
+    out = {**breakdown, "concept": concept}
+    if LIFT in breakdown:
+        out[LIFT] = max(0.0, breakdown[LIFT] - delta)
+    return out
 
 
 # Issue 22 part 2: a question about what someone is like, would or might do ("Would Melanie

@@ -273,6 +273,8 @@ def ranked(request: RecallRequest, *, meanwhile: Callable[[list[int]], object] |
         scored = _second_round(filters, query, links, scored, embedding)
     if settings.MNEMO_RECALL_CONSENSUS and asks_for_several(request.query):
         scored = _consensus(scored)
+    if settings.MNEMO_RECALL_SHARED_CONCEPTS and query.concepts and asks_for_several(request.query):
+        scored = _shared_concepts(request.workspace_id, query, links, scored)
     if settings.MNEMO_RECALL_DISPOSITIONS and named and multihop.asks_what_someone_is_like(request.query):
         scored = _dispositions(scored, named)
     scored = _families(filters, scored, embedding)
@@ -405,6 +407,33 @@ def _consensus(scored: list[tuple[Hit, scoring.Scored]]) -> list[tuple[Hit, scor
         return scored
     return _raised(scored, lambda hit: multihop.CONSENSUS * near.get((hit.kind, hit.id), 0.0),
                    multihop.CONSENSUS_KEY)
+
+
+def _shared_concepts(workspace_id: int, query: scoring.Query, links: dict,
+                     scored: list[tuple[Hit, scoring.Scored]]) -> list[tuple[Hit, scoring.Scored]]:
+    """Issue 22 part 1, a question asking for several things of one kind (context.multihop
+    .SHARED_BY): the concepts the best results share join the question's, and the best
+    RERANK_DEPTH candidates' concept dimension is scored again with them and their links
+    (multihop.concept_rescored). One statement (the new concepts' links), none when the best
+    results share nothing new. The question's concepts are counted in the score already, so
+    the concept weight's share of the total is the same before and after."""
+    head, tail = scored[:multihop.RERANK_DEPTH], scored[multihop.RERANK_DEPTH:]
+    concepts = {s.candidate.key: s.candidate.concepts or _concepts(hit) for hit, s in head}
+    shared = multihop.shared_concepts(
+        (concepts[s.candidate.key] for _, s in head[:multihop.CONSENSUS_OF]), query.concepts)
+    if not shared:
+        return scored
+    wider = replace(query, concepts=query.concepts | shared)
+    links = {**links, **_links(workspace_id, shared)}
+    again = scoring.score(wider, [replace(s.candidate, concepts=concepts[s.candidate.key]) for _, s in head],
+                          concept_links=links)
+    concept = {s.candidate.key: s.breakdown["concept"] for s in again}
+    out = []
+    for hit, s in head:
+        breakdown = multihop.concept_rescored(s.breakdown, concept[s.candidate.key])
+        out.append((hit, scoring.Scored(s.candidate, sum(breakdown.values()), breakdown)))
+    out.sort(key=lambda pair: -pair[1].score)
+    return out + tail
 
 
 def _dispositions(scored: list[tuple[Hit, scoring.Scored]], named: list[tuple[int, str]]

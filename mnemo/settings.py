@@ -415,6 +415,10 @@ MNEMO_RECALL_KINDS = env_bool("MNEMO_RECALL_KINDS", True)
 # candidates like its best results a little higher (context.multihop.CONSENSUS, issue 22
 # part 1). Off: ranked as any other question (for measuring).
 MNEMO_RECALL_CONSENSUS = env_bool("MNEMO_RECALL_CONSENSUS", True)
+# A question asking for several things of one kind scores the concept dimension again with
+# the concepts its best results share (context.multihop.SHARED_BY, issue 22 part 1). Off:
+# ranked as any other question (for measuring).
+MNEMO_RECALL_SHARED_CONCEPTS = env_bool("MNEMO_RECALL_SHARED_CONCEPTS", True)
 # A question about what someone would or might do ranks the candidates in which that person
 # speaks of their own wants, likes and habits a little higher (context.multihop.DISPOSED,
 # issue 22 part 2). Off: ranked as any other question (for measuring).

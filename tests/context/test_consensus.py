@@ -65,8 +65,20 @@ def assert_ranked_as_before(before, after, key: str) -> None:
     assert not any(key in s.breakdown for _, s in after)
 
 
+def statements(workspace, settings, query: str, **switches) -> int:
+    """The statements one recall of `query` makes with these settings (a recall before it
+    warms the caches; memories searched on this connection so that every statement counts)."""
+    for name, value in {"MNEMO_RECALL_PARALLEL": False, **switches}.items():
+        setattr(settings, name, value)
+    services.recall(services.RecallRequest(query=query, workspace_id=workspace.pk, limit=10))
+    with CaptureQueriesContext(connection) as queries:
+        services.recall(services.RecallRequest(query=query, workspace_id=workspace.pk, limit=10))
+    return len(queries)
+
+
 def _ranking(workspace, settings, *, on: bool, query: str = QUESTION):
     settings.MNEMO_RECALL_CONSENSUS = on
+    settings.MNEMO_RECALL_SHARED_CONCEPTS = False  # the consensus alone (test_shared_concepts.py: the two together)
     return services.ranked(services.RecallRequest(query=query, workspace_id=workspace.pk, limit=10)).scored
 
 
@@ -124,15 +136,9 @@ def test_a_question_asking_for_one_thing_is_ranked_as_before(workspace, settings
 @pytest.mark.django_db
 def test_a_list_question_costs_one_statement_more_and_another_question_none(workspace, settings):
     log_chat(workspace, CHAT, thread="books")
-    settings.MNEMO_RECALL_PARALLEL = False
-    counts = {}
-    for query in (QUESTION, "What book did Tim get from his aunt?"):
-        for on in (False, True):
-            settings.MNEMO_RECALL_CONSENSUS = on
-            services.recall(services.RecallRequest(query=query, workspace_id=workspace.pk, limit=10))  # warm caches
-            with CaptureQueriesContext(connection) as queries:
-                services.recall(services.RecallRequest(query=query, workspace_id=workspace.pk, limit=10))
-            counts[(query, on)] = len(queries)
+    counts = {(query, on): statements(workspace, settings, query, MNEMO_RECALL_CONSENSUS=on,
+                                      MNEMO_RECALL_SHARED_CONCEPTS=False)
+              for query in (QUESTION, "What book did Tim get from his aunt?") for on in (False, True)}
     assert counts[(QUESTION, True)] == counts[(QUESTION, False)] + 1
     assert counts[("What book did Tim get from his aunt?", True)] == counts[("What book did Tim get from his aunt?",
                                                                              False)]

@@ -5,12 +5,10 @@ issue 22 part 2) — against the real database and the bundled model."""
 from __future__ import annotations
 
 import pytest
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
 
 from context import multihop, services
 from tests.context.test_api import log_chat
-from tests.context.test_consensus import assert_ranked_as_before
+from tests.context.test_consensus import assert_ranked_as_before, statements
 
 CHAT = [
     ("Melanie", "We always look forward to our family camping trip, marshmallows by the fire."),  # hers, disposed
@@ -101,15 +99,8 @@ def test_other_questions_are_ranked_as_before(workspace, settings, query):
 @pytest.mark.django_db
 def test_dispositions_cost_no_statement(workspace, settings):
     log_chat(workspace, CHAT, thread="park")
-    settings.MNEMO_RECALL_PARALLEL = False
-    counts = {}
-    for on in (False, True):
-        settings.MNEMO_RECALL_DISPOSITIONS = on
-        services.recall(services.RecallRequest(query=QUESTION, workspace_id=workspace.pk, limit=10))
-        with CaptureQueriesContext(connection) as queries:
-            services.recall(services.RecallRequest(query=QUESTION, workspace_id=workspace.pk, limit=10))
-        counts[on] = len(queries)
-    assert counts[True] == counts[False]
+    assert (statements(workspace, settings, QUESTION, MNEMO_RECALL_DISPOSITIONS=True)
+            == statements(workspace, settings, QUESTION, MNEMO_RECALL_DISPOSITIONS=False))
 
 
 @pytest.mark.django_db
