@@ -82,8 +82,8 @@ def raised(score: float, gain: float) -> float:
 # "What activities has Melanie done with her family?" share "camping", "kids", "family" with
 # each other and with the answers still below them. A concept at least SHARED_BY of the best
 # CONSENSUS_OF results hold, the question's own aside, joins the question's concepts, and the
-# concept dimension of the best results is scored again with them and their links
-# (`concept` in the breakdown changes; nothing else does). A concept several of the best
+# concept dimension of the best results is scored again with them and the links read for
+# the question (`concept` in the breakdown changes; nothing else does). A concept several of the best
 # results hold says what they have in common; one a single result holds says nothing.
 SHARED_BY = 3
 

@@ -274,7 +274,7 @@ def ranked(request: RecallRequest, *, meanwhile: Callable[[list[int]], object] |
     if settings.MNEMO_RECALL_CONSENSUS and asks_for_several(request.query):
         scored = _consensus(scored)
     if settings.MNEMO_RECALL_SHARED_CONCEPTS and query.concepts and asks_for_several(request.query):
-        scored = _shared_concepts(request.workspace_id, query, links, scored)
+        scored = _shared_concepts(query, links, scored)
     if settings.MNEMO_RECALL_DISPOSITIONS and named and multihop.asks_what_someone_is_like(request.query):
         scored = _dispositions(scored, named)
     scored = _families(filters, scored, embedding)
@@ -409,16 +409,18 @@ def _consensus(scored: list[tuple[Hit, scoring.Scored]]) -> list[tuple[Hit, scor
                    multihop.CONSENSUS_KEY)
 
 
-def _shared_concepts(workspace_id: int, query: scoring.Query, links: dict,
-                     scored: list[tuple[Hit, scoring.Scored]]) -> list[tuple[Hit, scoring.Scored]]:
+def _shared_concepts(query: scoring.Query, links: dict, scored: list[tuple[Hit, scoring.Scored]]
+                     ) -> list[tuple[Hit, scoring.Scored]]:
     """Issue 22 part 1, a question asking for several things of one kind (context.multihop
     .SHARED_BY): the concepts the best results share join the question's, and the best
-    CONCEPT_DEPTH candidates' concept dimension is scored again with them and their links
+    CONCEPT_DEPTH candidates' concept dimension is scored again with them
     (multihop.concept_rescored) — where the first scoring scored concepts, so their concepts
     are mostly known (on LoCoMo the best 150 ranked every question alike, and extracting the
-    concepts of the other 90 cost ~20 ms). One statement (the new concepts' links), none when
-    the best results share nothing new. The question's concepts are counted in the score
-    already, so the concept weight's share of the total is the same before and after."""
+    concepts of the other 90 cost ~20 ms). No statement: the links are those read for the
+    question's own concepts (which link them to the shared ones); reading the shared
+    concepts' own links too cost ~2.7 ms at 1 M and ranked LoCoMo about the same (RESULTS,
+    session 27). The question's concepts are counted in the score already, so the concept
+    weight's share of the total is the same before and after."""
     head, tail = scored[:CONCEPT_DEPTH], scored[CONCEPT_DEPTH:]
     concepts = {s.candidate.key: s.candidate.concepts or _concepts(hit) for hit, s in head}
     shared = multihop.shared_concepts(
@@ -426,13 +428,10 @@ def _shared_concepts(workspace_id: int, query: scoring.Query, links: dict,
     if not shared:
         return scored
     wider = replace(query, concepts=query.concepts | shared)
-    links = {**links, **_links(workspace_id, shared)}
-    again = scoring.score(wider, [replace(s.candidate, concepts=concepts[s.candidate.key]) for _, s in head],
-                          concept_links=links)
-    concept = {s.candidate.key: s.breakdown["concept"] for s in again}
+    terms = scoring.concept_terms(wider, [concepts[s.candidate.key] for _, s in head], concept_links=links)
     out = []
-    for hit, s in head:
-        breakdown = multihop.concept_rescored(s.breakdown, concept[s.candidate.key])
+    for (hit, s), term in zip(head, terms):
+        breakdown = multihop.concept_rescored(s.breakdown, term)
         out.append((hit, scoring.Scored(s.candidate, sum(breakdown.values()), breakdown)))
     out.sort(key=lambda pair: -pair[1].score)
     return out + tail

@@ -17,7 +17,7 @@ from hypothesis import given, strategies as st
 
 from context.fusion import ranks, reciprocal_rank, rrf
 from context.scoring import (
-    DIMENSIONS, Candidate, Query, Weights, dimension_values, explain, half_life_days, recency, score,
+    DIMENSIONS, Candidate, Query, Weights, concept_terms, dimension_values, explain, half_life_days, recency, score,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -141,6 +141,13 @@ def test_the_concept_value_is_the_mean_cover_of_the_querys_concepts(q, candidate
             covers.append(0.5 * max([min(max(w, 0.0), 1.0) for w in weights], default=0.0))
     expected = sum(covers) / len(covers) if covers else 0.0
     assert dimension_values(q, candidate, concept_links)["concept"] == expected
+
+
+@given(queries(), st.lists(candidates(), max_size=8), links)
+def test_the_concept_terms_alone_are_the_breakdowns_concept_entries(q, cands, concept_links):
+    expected = {id(s.candidate): s.breakdown["concept"] for s in score(q, cands, concept_links=concept_links)}
+    terms = concept_terms(q, [c.concepts for c in cands], concept_links=concept_links)
+    assert terms == pytest.approx([expected[id(c)] for c in cands], abs=1e-15)
 
 
 @given(queries(), st.lists(candidates(), max_size=8, unique_by=lambda c: c.key), st.randoms())

@@ -12,7 +12,6 @@ from django.utils import timezone
 
 from context import multihop, scoring, services
 from context.models import ConceptLink
-from context.scoring import LINK_CREDIT
 from core.concepts import concepts as text_concepts
 from tests.context.test_api import log_chat
 from tests.context.test_consensus import assert_ranked_as_before, statements
@@ -92,9 +91,10 @@ def test_a_shared_concept_is_held_by_enough_heads_and_is_not_the_questions(heads
 @pytest.mark.django_db
 def test_a_list_question_scores_its_concepts_again_with_what_the_best_results_share(workspace, settings):
     log_chat(workspace, CHAT, thread="family")
-    # A strong link from what the best results will share to a word of Caroline's painting,
-    # which is not among the question's concepts' links: only the new concepts' links reach it.
-    ConceptLink.objects.create(workspace=workspace, a="kid", b="sunrise", weight=0.9, count=20)
+    # A strong link between a concept of the question and one the best results will share:
+    # read with the question's links, it credits "kid" to what says "family" and back.
+    ConceptLink.objects.update_or_create(workspace=workspace, a="family", b="kid",
+                                         defaults={"weight": 0.9, "count": 20})
     before = _ranking(workspace, settings, on=False)
     after = _ranking(workspace, settings, on=True)
     assert {s.candidate.key for _, s in before} == {s.candidate.key for _, s in after}
@@ -108,7 +108,8 @@ def test_a_list_question_scores_its_concepts_again_with_what_the_best_results_sh
     assert "kid" in shared
     wider = scoring.Query(text=QUESTION, concepts=own | shared, entity_ids=frozenset({1}),
                           now=timezone.now())
-    links = _links(workspace, own | shared)
+    links = _links(workspace, own)  # the question's own links only: no statement is added
+    assert links[("family", "kid")] == 0.9
     counted = {name: getattr(scoring.DEFAULT, name) for name in scoring.DIMENSIONS if name != "time"}
     share = counted["concept"] / sum(counted.values())  # the question names Melanie and has concepts; no time
     old = {s.candidate.key: s for _, s in before}
@@ -116,8 +117,8 @@ def test_a_list_question_scores_its_concepts_again_with_what_the_best_results_sh
     for hit, s in after:
         o = old[s.candidate.key]
         concepts = text_concepts(hit.text) if hit.concepts is None else hit.concepts
-        expected = share * scoring.dimension_values(wider, scoring.Candidate(key=0, kind=hit.kind, text="", concepts=concepts),
-                                                    links)["concept"]
+        held = scoring.Candidate(key=0, kind=hit.kind, text="", concepts=concepts)
+        expected = share * scoring.dimension_values(wider, held, links)["concept"]
         assert s.breakdown["concept"] == pytest.approx(expected, abs=1e-9)
         # Every other dimension as before; the second round's lift keeps its floor.
         for name in set(s.breakdown) - {"concept", multihop.LIFT}:
@@ -130,12 +131,11 @@ def test_a_list_question_scores_its_concepts_again_with_what_the_best_results_sh
         moved += s.score != pytest.approx(o.score, abs=1e-6)
     assert moved
     assert [s.score for _, s in after] == sorted((s.score for _, s in after), reverse=True)
-    # The kids' sandcastles, which share no concept with the question, now have one; the
-    # painting is linked to one.
+    # The kids' sandcastles now hold a concept of the (wider) question; the cookies, which
+    # say "family" and "kid", cover both.
     castles = next(s for hit, s in after if "sandcastles" in hit.text and hit.kind == "interaction")
-    assert castles.breakdown["concept"] > 0 == old[castles.candidate.key].breakdown["concept"]
-    painting = next(s for hit, s in after if "sunrise" in hit.text and hit.kind == "interaction")
-    assert painting.breakdown["concept"] >= share * LINK_CREDIT * 0.9 / len(own | shared) - 1e-9
+    assert castles.breakdown["concept"] > old[castles.candidate.key].breakdown["concept"]
+    assert castles.breakdown["concept"] >= share / len(own | shared) - 1e-9
 
 
 @pytest.mark.django_db
@@ -146,41 +146,35 @@ def test_a_question_asking_for_one_thing_is_ranked_as_before(workspace, settings
 
 
 @pytest.mark.django_db
-def test_a_list_question_costs_one_statement_more_and_another_question_none(workspace, settings):
+def test_shared_concepts_cost_no_statement(workspace, settings):
     log_chat(workspace, CHAT, thread="family")
-    counts = {(query, on): statements(workspace, settings, query, MNEMO_RECALL_SHARED_CONCEPTS=on)
-              for query in (QUESTION, ONE_THING) for on in (False, True)}
-    assert counts[(QUESTION, True)] == counts[(QUESTION, False)] + 1
-    assert counts[(ONE_THING, True)] == counts[(ONE_THING, False)]
+    for query in (QUESTION, ONE_THING):
+        assert (statements(workspace, settings, query, MNEMO_RECALL_SHARED_CONCEPTS=True)
+                == statements(workspace, settings, query, MNEMO_RECALL_SHARED_CONCEPTS=False))
 
 
 @pytest.mark.django_db
-def test_nothing_shared_means_no_statement_and_no_change(workspace, settings):
+def test_nothing_shared_means_no_change(workspace, settings):
     """Best results with nothing in common beyond the question's own concepts."""
     log_chat(workspace, [("Tim", "I read Dune this winter."), ("John", "Practice ran long today.")], thread="few")
     query = "What books has Tim read?"
-    assert (statements(workspace, settings, query, MNEMO_RECALL_SHARED_CONCEPTS=True)
-            == statements(workspace, settings, query, MNEMO_RECALL_SHARED_CONCEPTS=False))
     assert_ranked_as_before(_ranking(workspace, settings, on=False, query=query),
                             _ranking(workspace, settings, on=True, query=query), "nothing-new")
 
 
 @pytest.mark.django_db
 def test_another_workspaces_links_and_rows_are_not_used(workspace, other_workspace, settings):
-    """The other workspace links "kid" strongly to "volcano"; in this one nothing says
-    volcano, so a candidate's concept term never counts such a link, and its rows are never
-    found."""
+    """The other workspace links "family" strongly to "volcano" and says "kid" everywhere;
+    this one's ranking never counts that link nor finds those rows."""
     theirs = log_chat(other_workspace, [("Melanie", "The kids loved the volcano tour, kids and volcano all day.")] * 6,
                       thread="other")
-    log_chat(workspace, CHAT, thread="family")
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT count(*) FROM context_conceptlink WHERE workspace_id = %s AND "
-                       "'volcano' IN (a, b)", [other_workspace.pk])
-        assert cursor.fetchone()[0] > 0
+    ConceptLink.objects.update_or_create(workspace=other_workspace, a="family", b="volcano",
+                                         defaults={"weight": 0.9, "count": 20})
+    log_chat(workspace, CHAT + [("Melanie", "The volcano documentary was on again.")], thread="family")
     after = _ranking(workspace, settings, on=True)
     assert not any(hit.kind == "interaction" and hit.id in theirs for hit, _ in after)
-    assert "volcano" not in {c for pair in services._links(workspace.pk, frozenset({"kid"})) for c in pair}
-    assert "volcano" in {c for pair in services._links(other_workspace.pk, frozenset({"kid"})) for c in pair}
+    volcano = next(s for hit, s in after if "volcano" in hit.text)
+    assert volcano.breakdown["concept"] == 0.0  # no concept of the question, no link of this workspace's
 
 
 @pytest.mark.django_db
