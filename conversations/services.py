@@ -532,29 +532,35 @@ def interactions_index_write(interactions, drafts: IndexDrafts) -> None:
 
 
 def interactions_kinds_fill(*, workspace_id: int | None = None, batch_size: int = 500,
-                            progress: Callable[[int, int], object] | None = None) -> int:
+                            progress: Callable[[int, int], object] | None = None,
+                            max_batches: int | None = None) -> int:
     """The kinds (core.kinds) of interactions indexed before Mnemo derived them: processed
     interactions without an InteractionKinds row, oldest first, a batch per transaction (so
     a killed run keeps what it did and the next one goes on from there; a message naming no
-    kind gets an empty vector). Returns how many it filled."""
-    rows = InteractionIndex.objects.filter(interaction__kinds__isnull=True)
+    kind gets an empty vector), at most `max_batches` batches. Workspaces being imported or
+    rebuilt are left alone (their kinds come with the archive or the rebuild). Returns how
+    many it filled; `progress(done, total)` after each batch (the total is counted only then)."""
+    rebuilding = RebuildJob.objects.filter(status__in=RebuildJob.UNFINISHED).values("workspace_id")
+    rows = (InteractionIndex.objects.filter(interaction__kinds__isnull=True)
+            .exclude(workspace_id__in=workspaces_importing()).exclude(workspace_id__in=rebuilding))
     if workspace_id is not None:
         rows = rows.filter(workspace_id=workspace_id)
-    total, done, after = rows.count(), 0, 0
-    while True:
+    total = rows.count() if progress is not None else 0
+    done = after = batches = 0
+    while max_batches is None or batches < max_batches:
         batch = list(rows.filter(interaction_id__gt=after).order_by("interaction_id")
                      .values_list("interaction_id", "workspace_id", "interaction__entity_id",
                                   "interaction__content")[:batch_size])
         if not batch:
-            return done
+            break
         with transaction.atomic():
             InteractionKinds.objects.bulk_create(
                 [InteractionKinds(interaction_id=pk, workspace_id=ws, entity_id=entity, kinds=_kind_vector(kinds_of(content)))
                  for pk, ws, entity, content in batch], ignore_conflicts=True)
-        done += len(batch)
-        after = batch[-1][0]
+        done, after, batches = done + len(batch), batch[-1][0], batches + 1
         if progress is not None:
             progress(done, total)
+    return done
 
 
 def interactions_index_forget(workspace_id: int) -> dict[str, int]:

@@ -82,6 +82,15 @@ def index_missing(workspace_id: int | None = None, max_batches: int | None = Non
     return done
 
 
+@shared_task(name="conversations.kinds_missing", acks_late=True)
+def kinds_missing(max_batches: int | None = None) -> int:
+    """Beat: the kinds of things processed interactions name, for those indexed before Mnemo
+    derived them (an install upgraded past issue 22's kinds): what `manage.py index_kinds`
+    does, at most `max_batches` batches a run, so that an upgraded install's log gets its
+    kinds over the next runs without anyone running the command."""
+    return services.interactions_kinds_fill(max_batches=max_batches)
+
+
 @shared_task(name="conversations.rebuild", acks_late=True)
 def rebuild(job_id: str) -> int:
     """A rebuild the API started (conversations.rebuild), or one the beat found stalled.

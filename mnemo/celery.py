@@ -55,6 +55,13 @@ app.conf.beat_schedule = {
     # the next runs without one run holding the worker for long.
     "conversations-index-missing": {"task": "conversations.index_missing", "schedule": 10 * 60.0,
                                     "kwargs": {"max_batches": 20}},
+    # An install upgraded past the kinds of things messages name (issue 22) has a processed
+    # log without them, which only `manage.py index_kinds` derived: this does it in the
+    # background. The same anti-join as above over the index, so every 10 minutes, at most
+    # 20 batches of 500 a run (10,000 interactions; ~0.01 ms a message once WordNet is
+    # loaded); once every row has its kinds a run reads the anti-join and stops.
+    "conversations-kinds-missing": {"task": "conversations.kinds_missing", "schedule": 10 * 60.0,
+                                    "kwargs": {"max_batches": 20}},
     # New handles arrive all day, but a person reviews suggestions at human pace: every
     # 15 minutes keeps the list fresh; the scan blocks on names so it stays cheap.
     "conversations-suggest-identity-links": {"task": "conversations.suggest_identity_links", "schedule": 15 * 60.0},

@@ -11,9 +11,13 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from context import services
-from conversations.models import InteractionIndex, InteractionKinds
+from conversations.models import InteractionIndex, InteractionKinds, RebuildJob
+from conversations.services import interactions_kinds_fill
+from conversations.tasks import kinds_missing
+from core.models import ImportProgress
 from core import kinds
 from core.search import KIND_PREFIX
+from mnemo.celery import app
 from tests.context.test_api import log_chat
 
 # Jon's only trip names a city without the word; the other lines share the question's
@@ -143,6 +147,39 @@ def test_the_command_derives_the_kinds_of_interactions_indexed_before_them(works
     again = io.StringIO()
     call_command("index_kinds", stdout=again, stderr=io.StringIO())
     assert "Derived the kinds of 0 interactions" in again.getvalue()
+
+
+@pytest.mark.django_db
+def test_the_beat_derives_the_kinds_an_upgraded_install_lacks_in_bounded_runs(workspace, other_workspace):
+    ids = log_chat(workspace, CHAT, thread="trip")
+    theirs = log_chat(other_workspace, CHAT[:2], thread="trip")
+    InteractionKinds.objects.all().delete()  # as indexed before Mnemo derived kinds
+    assert interactions_kinds_fill(max_batches=1, batch_size=3) == 3  # one batch a run, no more
+    assert InteractionKinds.objects.count() == 3
+    assert kinds_missing() == len(ids) + len(theirs) - 3  # the beat's task does the rest
+    assert InteractionKinds.objects.count() == InteractionIndex.objects.count()
+    assert f"{KIND_PREFIX}citi" in InteractionKinds.objects.get(interaction_id=ids[0]).kinds
+    assert kinds_missing(max_batches=20) == 0  # nothing left: a run reads and stops
+
+
+@pytest.mark.django_db
+def test_the_beat_leaves_a_workspace_being_imported_or_rebuilt_alone(workspace, other_workspace):
+    ids = log_chat(workspace, CHAT, thread="trip")
+    theirs = log_chat(other_workspace, CHAT[:2], thread="trip")
+    InteractionKinds.objects.all().delete()
+    ImportProgress.objects.create(workspace=workspace, archive_digest="0" * 64)
+    job = RebuildJob.objects.create(workspace=other_workspace, status=RebuildJob.Status.RUNNING)
+    assert kinds_missing() == 0
+    ImportProgress.objects.filter(workspace=workspace).delete()
+    assert kinds_missing() == len(ids)
+    job.status = RebuildJob.Status.OK
+    job.save(update_fields=["status"])
+    assert kinds_missing() == len(theirs)
+
+
+def test_the_kinds_beat_is_on_the_schedule_and_bounded():
+    entry = app.conf.beat_schedule["conversations-kinds-missing"]
+    assert entry["task"] == kinds_missing.name and entry["kwargs"]["max_batches"] >= 1
 
 
 @pytest.mark.django_db
