@@ -271,9 +271,10 @@ def ranked(request: RecallRequest, *, meanwhile: Callable[[list[int]], object] |
             query, scored = _bridged(query, links, scored, followed)
     if settings.MNEMO_RECALL_MULTIHOP and "interaction" in kinds:
         scored = _second_round(filters, query, links, scored, embedding)
-    if settings.MNEMO_RECALL_CONSENSUS and asks_for_several(request.query):
+    several = asks_for_several(request.query)
+    if settings.MNEMO_RECALL_CONSENSUS and several:
         scored = _consensus(scored)
-    if settings.MNEMO_RECALL_SHARED_CONCEPTS and query.concepts and asks_for_several(request.query):
+    if settings.MNEMO_RECALL_SHARED_CONCEPTS and query.concepts and several:
         scored = _shared_concepts(query, links, scored)
     if settings.MNEMO_RECALL_DISPOSITIONS and named and multihop.asks_what_someone_is_like(request.query):
         scored = _dispositions(scored, named)

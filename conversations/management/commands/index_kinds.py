@@ -7,7 +7,8 @@ from core.models import Workspace
 
 class Command(BaseCommand):
     help = ("Derive the kinds of things already indexed interactions name (core.kinds; README: Recall and "
-            "context packs), for interactions processed before Mnemo derived them. Safe to kill and run again.")
+            "context packs), for interactions processed before Mnemo derived them (the beat does it too, 10,000 "
+            "every 10 minutes). Workspaces being imported or rebuilt are left alone. Safe to kill and run again.")
 
     def add_arguments(self, parser):
         parser.add_argument("--workspace", help="The workspace's slug (default: every workspace).")
