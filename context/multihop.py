@@ -1,5 +1,6 @@
 """The pure part of recall's re-rankings (issue 22): which of the first round's results a
-second round starts from and how what it finds joins the ranking (part 1), the bridge, a
+second round starts from and how what it finds joins the ranking (part 1), what a
+relationship among them reaches (part 1), the bridge, a
 list question's consensus and shared concepts (part 1) and a named person's dispositions
 (part 2), each below.
 
@@ -52,6 +53,35 @@ def seed_turns(ranked: Iterable[tuple[Sequence[int], float]], *, seeds: int = SE
 def hop_score(own: float, seed: float, *, hop: float = HOP) -> float:
     """A neighbour's score: its own, or `hop` of its seed's when that is higher."""
     return max(own, hop * seed)
+
+
+# What a question reaches through a relationship (issue 22 part 1's "relationships"): "What
+# does John's daughter love?" names John, and its answer is about Sara, whom it never names
+# ("Sara can't stop drawing horses"). A relationship among the best SEEDS results ("John family
+# of Sara", found by its quote "my daughter Sara" and John's name) names who that is: its end
+# the question does not name. Recall searches again among that entity's messages and those
+# that say its name (the most recent ABOUT_RECENT of each: bounded whatever its history),
+# takes the ABOUT closest to the question, and lets each rank at most HOP of the
+# relationship's score, as a neighbouring turn ranks at most HOP of its seed's.
+ABOUT = 5
+ABOUT_RECENT = 500
+
+
+def far_ends(ranked: Iterable[tuple[str, frozenset[int], float]], named: frozenset[int], *,
+             seeds: int = SEEDS) -> dict[int, float]:
+    """The entities the best `seeds` results (each: its kind, the entities it is about, its
+    score; best first) reach through a relationship — the ends of each relationship among
+    them that the question does not name (`named`) — with the best score of one reaching
+    each. A relationship between two people the question both names reaches nobody new."""
+    found: dict[int, float] = {}
+    for taken, (kind, ends, score) in enumerate(ranked):
+        if taken == seeds:
+            break
+        if kind != "relationship":
+            continue
+        for end in ends - named:
+            found[end] = max(found.get(end, 0.0), score)
+    return found
 
 
 # A question asking for several things of one kind ("Which cities has Jon visited?", "What

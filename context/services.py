@@ -271,6 +271,8 @@ def ranked(request: RecallRequest, *, meanwhile: Callable[[list[int]], object] |
             query, scored = _bridged(query, links, scored, followed)
     if settings.MNEMO_RECALL_MULTIHOP and "interaction" in kinds:
         scored = _second_round(filters, query, links, scored, embedding)
+    if settings.MNEMO_RECALL_RELATIONSHIPS and "interaction" in kinds:
+        scored = _through_relationships(filters, query, links, scored, embedding)
     several = asks_for_several(request.query)
     if settings.MNEMO_RECALL_CONSENSUS and several:
         scored = _consensus(scored)
@@ -369,16 +371,43 @@ def _second_round(filters: Filters, query: scoring.Query, links: dict, scored: l
     with connection.cursor() as cursor:
         neighbours, next_to = conversations_search.interaction_neighbours(
             cursor, filters, sorted(seeds), multihop.WINDOW, vector_literal(vector()))
+    return _joined(query, links, scored, neighbours, next_to, seeds)
+
+
+def _through_relationships(filters: Filters, query: scoring.Query, links: dict,
+                           scored: list[tuple[Hit, scoring.Scored]], vector: Callable[[], list[float]]
+                           ) -> list[tuple[Hit, scoring.Scored]]:
+    """Issue 22 part 1, what a relationship among the best results reaches (context.multihop
+    .far_ends): the messages about its end the question does not name, scored as the first
+    round's were, each lifted to a share of the relationship's score; the union ranked again.
+    No statement unless a relationship is among the best results; then two."""
+    far = multihop.far_ends(((hit.kind, hit.entity_ids, s.score) for hit, s in scored), query.entity_ids)
+    if not far:
+        return scored
+    with connection.cursor() as cursor:
+        found, about = conversations_search.interactions_about(
+            cursor, filters, sorted(far), vector_literal(vector()), recent=multihop.ABOUT_RECENT,
+            limit=multihop.ABOUT)
+    return _joined(query, links, scored, found, about, far)
+
+
+def _joined(query: scoring.Query, links: dict, scored: list[tuple[Hit, scoring.Scored]], found: dict[int, Hit],
+            reached_from: dict[int, set], seeds: dict) -> list[tuple[Hit, scoring.Scored]]:
+    """The interactions a second round `found` joined to the ranking: those not yet ranked
+    scored as the first round's were, each ranking at least HOP of the best seed it was
+    reached from (`reached_from[id]`, `seeds[seed]`: its score; multihop.hop_score, shown as
+    LIFT in the breakdown); the union ranked again."""
     merged = {s.candidate.key: (hit, s) for hit, s in scored}
-    fresh = [hit for pk, hit in neighbours.items() if ("interaction", pk) not in merged]
+    fresh = [hit for pk, hit in found.items() if ("interaction", pk) not in merged]
     for s in scoring.score(query, [_candidate(hit) for hit in fresh], concept_links=links):
-        merged[s.candidate.key] = (neighbours[s.candidate.key[1]], s)
-    for pk, turns in next_to.items():
+        merged[s.candidate.key] = (found[s.candidate.key[1]], s)
+    for pk, reached in reached_from.items():
         hit, s = merged[("interaction", pk)]
-        lifted = multihop.hop_score(s.score, max(seeds[turn] for turn in turns), hop=multihop.HOP)
+        lifted = multihop.hop_score(s.score, max(seeds[seed] for seed in reached), hop=multihop.HOP)
         if lifted > s.score:
-            merged[s.candidate.key] = (hit, scoring.Scored(s.candidate, lifted,
-                                                           {**s.breakdown, multihop.LIFT: lifted - s.score}))
+            # A turn the neighbouring round lifted already keeps that lift and adds this one.
+            lift = s.breakdown.get(multihop.LIFT, 0.0) + lifted - s.score
+            merged[s.candidate.key] = (hit, scoring.Scored(s.candidate, lifted, {**s.breakdown, multihop.LIFT: lift}))
     return sorted(merged.values(), key=lambda pair: -pair[1].score)
 
 

@@ -95,6 +95,43 @@ def interaction_neighbours(cursor, f: Filters, turns: list[int], window: int,
     return hits, next_to
 
 
+def interactions_about(cursor, f: Filters, entity_ids: list[int], vector: str, *, recent: int,
+                       limit: int) -> tuple[dict[int, Hit], dict[int, set[int]]]:
+    """The messages about `entity_ids` — each one's own (its sender) and those that say its
+    name (full text) — the most recent `recent` of each kind per entity, within the same
+    filters as the first round; of those the `limit` closest to the query (its vector as
+    SQL), as hits with their similarity, and for each the entities it is about: issue 22's
+    second round through a relationship (context.multihop.far_ends). Bounded whatever an
+    entity's history (an index scan for the sender, the name's GIN for the words). One
+    statement for the rows, one for their hits."""
+    if not entity_ids or limit < 1 or recent < 1:
+        return {}, {}
+    where, params = interaction_filters(f, "i")
+    cursor.execute(f"""
+        SELECT g.id, g.ends, 1 - (x.embedding <=> %s::vector) AS similarity
+        FROM (SELECT a.id, array_agg(DISTINCT a.about) AS ends
+              FROM entities_entity e CROSS JOIN LATERAL (
+                  (SELECT i.id, e.id AS about FROM conversations_interaction i
+                   WHERE i.entity_id = e.id AND {where} ORDER BY i.occurred_at DESC LIMIT %s)
+                  UNION ALL
+                  (SELECT i.id, e.id FROM conversations_interaction i
+                   WHERE i.search @@ plainto_tsquery('english', e.name) AND {where}
+                   ORDER BY i.occurred_at DESC LIMIT %s)) a
+              WHERE e.id = ANY(%s) AND e.workspace_id = %s
+              GROUP BY a.id) g
+        JOIN conversations_interactionindex x ON x.interaction_id = g.id
+        ORDER BY similarity DESC LIMIT %s""",
+                   [vector, *params, recent, *params, recent, list(entity_ids), f.workspace_id, limit])
+    similarity, about = {}, {}
+    for pk, ends, value in cursor.fetchall():
+        similarity[pk] = value
+        about[pk] = set(ends)
+    hits = interaction_hits(cursor, set(similarity)) if similarity else {}
+    for pk, hit in hits.items():
+        hit.similarity = similarity[pk]
+    return hits, about
+
+
 def summaries(cursor, f: Filters, lexemes: list[str], conversations: set[int] | None = None) -> dict[int, Hit]:
     """Current conversation summaries matching the query's words. A summary cites its whole
     source range, so it informs a pack more than it proves a single turn. With

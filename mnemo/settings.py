@@ -404,6 +404,9 @@ MNEMO_RECALL_MULTIHOP = env_bool("MNEMO_RECALL_MULTIHOP", True)
 # A question that refers to a person without naming one is scored again for the one entity its
 # best result is about (issue 22 part 1, context.multihop.bridge).
 MNEMO_RECALL_BRIDGE = env_bool("MNEMO_RECALL_BRIDGE", True)
+# A relationship among the best results leads recall to the messages about its end the question
+# does not name ("John's daughter" → Sara; issue 22 part 1, context.multihop.far_ends).
+MNEMO_RECALL_RELATIONSHIPS = env_bool("MNEMO_RECALL_RELATIONSHIPS", True)
 # An episode is as close to the query as the closest of the turns it quotes (context.services
 # ._closest_lines). Off: its own embedding only, as before (for measuring).
 MNEMO_RECALL_CLOSEST_LINE = env_bool("MNEMO_RECALL_CLOSEST_LINE", True)
