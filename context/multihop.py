@@ -32,17 +32,27 @@ HOP = 0.8
 LIFT = "hop"
 
 
-def seed_turns(ranked: Iterable[tuple[Sequence[int], float]], *, seeds: int = SEEDS,
+# The kinds whose sources are where something was said: a message, the turns a memory or a
+# summary states. An entity card or a relationship cites the messages that support it ("my
+# daughter Sara turned six" for John family of Sara), and the turns around those are about
+# whatever was said next, not about the question: a relationship ranked first for "What does
+# John's daughter love to do?" lifted the small talk around that line above the answer
+# (bench/relationship_hop.py). Such results are no seeds and are not counted.
+PLACES = frozenset({"interaction", "memory", "summary"})
+
+
+def seed_turns(ranked: Iterable[tuple[str, Sequence[int], float]], *, seeds: int = SEEDS,
                max_sources: int = MAX_SEED_SOURCES) -> dict[int, float]:
-    """The turns the best `seeds` results cite (each result: its cited turn ids and its
-    score, best first; results citing more than `max_sources` are skipped and not counted),
-    with the best score of a result citing each."""
+    """The turns the best `seeds` results cite (each result: its kind, its cited turn ids
+    and its score, best first; results of kinds other than PLACES, and results citing more
+    than `max_sources`, are skipped and not counted), with the best score of a result citing
+    each."""
     found: dict[int, float] = {}
     taken = 0
-    for sources, score in ranked:
+    for kind, sources, score in ranked:
         if taken == seeds:
             break
-        if not sources or len(sources) > max_sources:
+        if kind not in PLACES or not sources or len(sources) > max_sources:
             continue
         taken += 1
         for turn in sources:

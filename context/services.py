@@ -365,7 +365,8 @@ def _second_round(filters: Filters, query: scoring.Query, links: dict, scored: l
     """Issue 22 part 1 (context.multihop): the turns next to those the best results cite,
     scored as the first round's were, each lifted to a share of the best result it is next
     to; the union ranked again. Two statements."""
-    seeds = multihop.seed_turns((([pk for pk, _ in hit.sources], s.score) for hit, s in scored), seeds=multihop.SEEDS)
+    seeds = multihop.seed_turns(((hit.kind, [pk for pk, _ in hit.sources], s.score) for hit, s in scored),
+                                seeds=multihop.SEEDS)
     if not seeds:
         return scored
     with connection.cursor() as cursor:

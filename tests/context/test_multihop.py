@@ -13,14 +13,22 @@ from tests.context.test_api import T0, log_chat
 
 
 def test_seeds_are_the_turns_the_best_pointed_results_cite():
-    ranked = [([1, 2], 0.9), (list(range(10, 20)), 0.85), ([2, 3], 0.8), ([], 0.7), ([4], 0.6), ([5], 0.5)]
+    ranked = [("interaction", [1, 2], 0.9), ("summary", list(range(10, 20)), 0.85), ("memory", [2, 3], 0.8),
+              ("memory", [], 0.7), ("interaction", [4], 0.6), ("interaction", [5], 0.5)]
     # The ten-turn result is a range (skipped, not counted); the empty one points nowhere.
     assert multihop.seed_turns(ranked, seeds=3) == {1: 0.9, 2: 0.9, 3: 0.8, 4: 0.6}
 
 
+def test_a_relationship_or_an_entity_card_is_no_seed():
+    # They cite the messages that support them, not a place where the answer is said.
+    ranked = [("relationship", [7], 0.95), ("entity", [8, 9], 0.9), ("interaction", [1], 0.8),
+              ("memory", [2, 3], 0.7)]
+    assert multihop.seed_turns(ranked, seeds=2) == {1: 0.8, 2: 0.7, 3: 0.7}
+
+
 def test_no_seed_without_results_or_seeds():
     assert multihop.seed_turns([]) == {}
-    assert multihop.seed_turns([([1], 0.9)], seeds=0) == {}
+    assert multihop.seed_turns([("interaction", [1], 0.9)], seeds=0) == {}
 
 
 def test_a_neighbour_ranks_at_most_its_share_of_the_seed():

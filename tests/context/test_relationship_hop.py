@@ -158,3 +158,4 @@ def test_through_the_api_the_breakdown_says_it(api, workspace, settings):
     assert horses["score_breakdown"][multihop.LIFT] > 0
     for r in results:
         assert sum(r["score_breakdown"].values()) == pytest.approx(r["score"], abs=1e-3)
+
