@@ -98,7 +98,8 @@ def interaction_neighbours(cursor, f: Filters, turns: list[int], window: int,
 def interactions_about(cursor, f: Filters, entity_ids: list[int], vector: str, *, recent: int,
                        limit: int) -> tuple[dict[int, Hit], dict[int, set[int]]]:
     """The messages about `entity_ids` — each one's own (its sender) and those that say its
-    name (full text) — the most recent `recent` of each kind per entity, within the same
+    name (full text; a person's first name, as people address each other in a chat) — the
+    most recent `recent` of each kind per entity, within the same
     filters as the first round; of those the `limit` closest to the query (its vector as
     SQL), as hits with their similarity, and for each the entities it is about: issue 22's
     second round through a relationship (context.multihop.far_ends). Bounded whatever an
@@ -115,7 +116,8 @@ def interactions_about(cursor, f: Filters, entity_ids: list[int], vector: str, *
                    WHERE i.entity_id = e.id AND {where} ORDER BY i.occurred_at DESC LIMIT %s)
                   UNION ALL
                   (SELECT i.id, e.id FROM conversations_interaction i
-                   WHERE i.search @@ plainto_tsquery('english', e.name) AND {where}
+                   WHERE i.search @@ plainto_tsquery('english', CASE WHEN e.kind = 'person'
+                                                  THEN split_part(e.name, ' ', 1) ELSE e.name END) AND {where}
                    ORDER BY i.occurred_at DESC LIMIT %s)) a
               WHERE e.id = ANY(%s) AND e.workspace_id = %s
               GROUP BY a.id) g

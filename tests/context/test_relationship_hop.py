@@ -13,7 +13,7 @@ from conversations.models import Conversation, Interaction
 from core.services import Actor
 from entities.models import Relationship
 from entities.services.embedding import entities_embed
-from entities.services.entities import entity_approve
+from entities.services.entities import entity_approve, entity_update
 from entities.services.relationships import relationship_set_status
 from tests.context.test_api import log_chat
 from tests.context.test_consensus import statements
@@ -159,3 +159,14 @@ def test_through_the_api_the_breakdown_says_it(api, workspace, settings):
     for r in results:
         assert sum(r["score_breakdown"].values()) == pytest.approx(r["score"], abs=1e-3)
 
+
+
+@pytest.mark.django_db
+def test_a_person_is_found_by_the_first_name_a_chat_calls_them(workspace, settings):
+    rel = _family(workspace)
+    entity_update(entity=rel.object, name="Sara Lindqvist")  # as a reviewer might complete it; the chat says "Sara"
+    entities_embed(workspace_id=workspace.pk)
+    after = _ranking(workspace, settings, on=True)
+    assert ("relationship", rel.pk) in [(hit.kind, hit.id) for hit, _ in after[:multihop.SEEDS]]
+    position = _position(after, HORSES)
+    assert position < 10 and after[position][1].breakdown[multihop.LIFT] > 0
