@@ -70,7 +70,7 @@ def hop_score(own: float, seed: float, *, hop: float = HOP) -> float:
 # ("Sara can't stop drawing horses"). A relationship among the best SEEDS results ("John family
 # of Sara", found by its quote "my daughter Sara" and John's name) names who that is: its end
 # the question does not name. Recall searches again among that entity's messages and those
-# that say its name (the most recent ABOUT_RECENT of each: bounded whatever its history),
+# that say its name (the most recent ABOUT_RECENT of each, whatever its history),
 # takes the ABOUT closest to the question, and lets each rank at most HOP of the
 # relationship's score, as a neighbouring turn ranks at most HOP of its seed's.
 ABOUT = 5
