@@ -3,7 +3,8 @@ half, through Mnemo's public API only, next to naive baselines computed in the s
 the same questions.
 
 1. Each sample goes into its own workspace as interactions (bench/locomo_data.py, batches
-   of 500); the script waits until GET /api/v1/status says `idle: true` everywhere.
+   of 500); the script waits until GET /api/v1/status says `idle: true` everywhere and no
+   conversation is still active (its last episodes are cut once the worker has closed it).
 2. For every question with parsable evidence (`D\\d+:\\d+`; the others are skipped and
    counted), POST /api/v1/recall {"query": question, "limit": max(k)} and
    POST /api/v1/context {"query": question, "budget_tokens": B}.
@@ -138,19 +139,33 @@ def status(client: httpx.Client) -> dict:
     return response.json()
 
 
+def active_conversations(client: httpx.Client) -> int:
+    response = client.get("/api/v1/conversations", params={"status": "active", "limit": 1})
+    response.raise_for_status()
+    return response.json()["count"]
+
+
 def wait_idle(clients: dict[str, httpx.Client], timeout: float) -> bool:
-    """Poll /status until every workspace is idle; print the pending counts every ~10 s."""
+    """Poll /status until every workspace is idle and none of its conversations is still
+    active; print the pending counts every ~10 s. /status alone can say idle while the last
+    conversation of a chat is active: its last turns wait for the episode flush, which starts
+    once the worker has closed it (about a minute later), so a run measured then lacks the
+    last episodes for its first questions and differs from another ingest of the same data
+    (bench/RESULTS.md, session 28)."""
     started = last = time.monotonic()
     while True:
         statuses = {name: status(c) for name, c in clients.items()}
-        if all(s["idle"] for s in statuses.values()):
+        active = {name: active_conversations(c) for name, c in clients.items()}
+        if all(s["idle"] for s in statuses.values()) and not any(active.values()):
             return True
         now = time.monotonic()
         if now - started > timeout:
             print(f"  still pending after {timeout:.0f} s; measuring anyway: {describe(statuses)}")
             return False
         if now - last >= PROGRESS_EVERY:
-            print(f"  {now - started:5.0f} s pending: {describe(statuses)}", flush=True)
+            still = "; ".join(f"{name} {n} active" for name, n in active.items() if n)
+            print(f"  {now - started:5.0f} s pending: {describe(statuses)}"
+                  f"{f' (conversations not yet closed: {still})' if still else ''}", flush=True)
             last = now
         time.sleep(1)
 

@@ -103,20 +103,6 @@ def chats(seed: int) -> tuple[list[dict], list[dict]]:
     return items, questions
 
 
-def settle(client, appear: float = 300) -> bool:
-    """Idle, and the episodes of each chat's quiet tail cut: a conversation counts as quiet
-    only once the worker has closed it, a few minutes after the last turn was derived, so
-    /status can say idle before its tail is pending. Waits up to `appear` seconds for tails
-    to show, then for idle again (both measurements see the same episodes)."""
-    idle = wait_idle({"hop": client}, 600)
-    deadline = time.monotonic() + appear
-    while time.monotonic() < deadline:
-        if client.get("/api/v1/status").json()["pending"].get("episode tails"):
-            return wait_idle({"hop": client}, 600)
-        time.sleep(5)
-    return idle
-
-
 def candidate_relationships(client) -> list[int]:
     """Every candidate relationship of the workspace, through the API: each entity's
     (GET /entities, page by page; GET /entities/{id}/relationships with candidates)."""
@@ -178,7 +164,7 @@ def main() -> None:
     client = client_for(handle.url, key)
     started = time.monotonic()
     client.post("/api/v1/interactions/batch", json={"items": items}).raise_for_status()
-    idle = settle(client)
+    idle = wait_idle({"hop": client}, 600)  # every chat closed and its episodes cut
     print(f"{machine()} · {len(items)} turns, {len(questions)} questions · derived in "
           f"{time.monotonic() - started:.0f} s{'' if idle else ' (NOT idle)'}", flush=True)
 
