@@ -77,20 +77,22 @@ ABOUT = 5
 ABOUT_RECENT = 500
 
 
-def far_ends(ranked: Iterable[tuple[str, frozenset[int], float]], named: frozenset[int], *,
-             seeds: int = SEEDS) -> dict[int, float]:
-    """The entities the best `seeds` results (each: its kind, the entities it is about, its
-    score; best first) reach through a relationship — the ends of each relationship among
-    them that the question does not name (`named`) — with the best score of one reaching
-    each. A relationship between two people the question both names reaches nobody new."""
-    found: dict[int, float] = {}
-    for taken, (kind, ends, score) in enumerate(ranked):
+def far_ends(ranked: Iterable[tuple[str, int, frozenset[int], float]], named: frozenset[int], *,
+             seeds: int = SEEDS) -> dict[int, tuple[float, int]]:
+    """The entities the best `seeds` results (each: its kind, its id, the entities it is
+    about, its score; best first) reach through a relationship — the ends of each
+    relationship among them that the question does not name (`named`) — each with the score
+    and id of the best relationship reaching it. A relationship between two people the
+    question both names reaches nobody new."""
+    found: dict[int, tuple[float, int]] = {}
+    for taken, (kind, pk, ends, score) in enumerate(ranked):
         if taken == seeds:
             break
         if kind != "relationship":
             continue
         for end in ends - named:
-            found[end] = max(found.get(end, 0.0), score)
+            if end not in found or score > found[end][0]:
+                found[end] = (score, pk)
     return found
 
 

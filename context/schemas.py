@@ -62,6 +62,11 @@ class ViaOut(Schema):
     occurred_at: datetime | None
 
 
+class ReachedOut(Schema):
+    kind: Literal["interaction", "relationship"]
+    id: int
+
+
 class ItemOut(Schema):
     kind: str
     id: int
@@ -77,6 +82,10 @@ class ItemOut(Schema):
     sources: list[SourceOut]
     via: ViaOut | None = Field(None, description="a pattern served in place of this source of it; "
                                                  "`sources` are then that source's interactions")
+    reached: ReachedOut | None = Field(None, description="an interaction a second round joined: the result it "
+                                                         "was reached from — the interaction it is next to, or the "
+                                                         "relationship whose end it is about; its `hop` credit is a "
+                                                         "share of that result's score")
 
 
 class FollowedOut(Schema):

@@ -90,12 +90,16 @@ class Item:
     # A pattern served in place of one of its sources: that source (memory id, text, time);
     # `sources` are then its interactions (see _families).
     via: dict | None = None
+    # An interaction a second round joined: the result it was reached from (Hit.reached),
+    # {"kind": "interaction" | "relationship", "id": …}; its `hop` credit is a share of that one's.
+    reached: dict | None = None
 
     def as_dict(self) -> dict:
         return {"kind": self.kind, "id": self.id, "text": self.text, "score": round(self.score, 6),
                 "score_breakdown": {k: round(v, 6) for k, v in self.score_breakdown.items()},
                 "certainty": self.certainty, "confidence": self.confidence, "status": self.status, "type": self.type,
-                "occurred_at": self.occurred_at, "speaker": self.speaker, "sources": self.sources, "via": self.via}
+                "occurred_at": self.occurred_at, "speaker": self.speaker, "sources": self.sources, "via": self.via,
+                "reached": self.reached}
 
 
 # Kinds a caller may ask for: the memory types, and the other searchable kinds.
@@ -166,7 +170,8 @@ def _item(hit: Hit, scored: scoring.Scored) -> Item:
     return Item(kind=hit.kind, id=hit.id, text=hit.text, score=scored.score, score_breakdown=scored.breakdown,
                 certainty=hit.certainty, confidence=hit.confidence, status=hit.status, type=hit.type,
                 occurred_at=hit.occurred_at, speaker=hit.speaker,
-                sources=[{"interaction_id": i, "external_id": e} for i, e in hit.sources], via=hit.via)
+                sources=[{"interaction_id": i, "external_id": e} for i, e in hit.sources], via=hit.via,
+                reached={"kind": hit.reached[0], "id": hit.reached[1]} if hit.reached else None)
 
 
 _QUERY_EMBEDDING = ThreadPoolExecutor(max_workers=4, thread_name_prefix="mnemo-query-embedding")
@@ -372,7 +377,9 @@ def _second_round(filters: Filters, query: scoring.Query, links: dict, scored: l
     with connection.cursor() as cursor:
         neighbours, next_to = conversations_search.interaction_neighbours(
             cursor, filters, sorted(seeds), multihop.WINDOW, vector_literal(vector()))
-    return _joined(query, links, scored, neighbours, next_to, seeds)
+    return _joined(query, links, scored, neighbours,
+                   {pk: {("interaction", turn) for turn in turns} for pk, turns in next_to.items()},
+                   {("interaction", turn): score for turn, score in seeds.items()})
 
 
 def _through_relationships(filters: Filters, query: scoring.Query, links: dict,
@@ -382,33 +389,39 @@ def _through_relationships(filters: Filters, query: scoring.Query, links: dict,
     .far_ends): the messages about its end the question does not name, scored as the first
     round's were, each lifted to a share of the relationship's score; the union ranked again.
     No statement unless a relationship is among the best results; then two."""
-    far = multihop.far_ends(((hit.kind, hit.entity_ids, s.score) for hit, s in scored), query.entity_ids)
+    far = multihop.far_ends(((hit.kind, hit.id, hit.entity_ids, s.score) for hit, s in scored), query.entity_ids)
     if not far:
         return scored
     with connection.cursor() as cursor:
         found, about = conversations_search.interactions_about(
             cursor, filters, sorted(far), vector_literal(vector()), recent=multihop.ABOUT_RECENT,
             limit=multihop.ABOUT)
-    return _joined(query, links, scored, found, about, far)
+    return _joined(query, links, scored, found,
+                   {pk: {("relationship", far[end][1]) for end in ends} for pk, ends in about.items()},
+                   {("relationship", pk): score for score, pk in far.values()})
 
 
 def _joined(query: scoring.Query, links: dict, scored: list[tuple[Hit, scoring.Scored]], found: dict[int, Hit],
-            reached_from: dict[int, set], seeds: dict) -> list[tuple[Hit, scoring.Scored]]:
+            reached_from: dict[int, set[tuple[str, int]]], seeds: dict[tuple[str, int], float]
+            ) -> list[tuple[Hit, scoring.Scored]]:
     """The interactions a second round `found` joined to the ranking: those not yet ranked
     scored as the first round's were, each ranking at least HOP of the best seed it was
-    reached from (`reached_from[id]`, `seeds[seed]`: its score; multihop.hop_score, shown as
-    LIFT in the breakdown); the union ranked again."""
+    reached from (`reached_from[id]`: the seeds, ("interaction", turn) or ("relationship",
+    id); `seeds[seed]`: its score; multihop.hop_score, shown as LIFT in the breakdown, and
+    the seed as the hit's `reached`); the union ranked again."""
     merged = {s.candidate.key: (hit, s) for hit, s in scored}
     fresh = [hit for pk, hit in found.items() if ("interaction", pk) not in merged]
     for s in scoring.score(query, [_candidate(hit) for hit in fresh], concept_links=links):
         merged[s.candidate.key] = (found[s.candidate.key[1]], s)
     for pk, reached in reached_from.items():
         hit, s = merged[("interaction", pk)]
-        lifted = multihop.hop_score(s.score, max(seeds[seed] for seed in reached), hop=multihop.HOP)
+        seed = max(sorted(reached), key=lambda key: seeds[key])
+        lifted = multihop.hop_score(s.score, seeds[seed], hop=multihop.HOP)
         if lifted > s.score:
             # A turn the neighbouring round lifted already keeps that lift and adds this one.
             lift = s.breakdown.get(multihop.LIFT, 0.0) + lifted - s.score
-            merged[s.candidate.key] = (hit, scoring.Scored(s.candidate, lifted, {**s.breakdown, multihop.LIFT: lift}))
+            merged[s.candidate.key] = (replace(hit, reached=seed),
+                                       scoring.Scored(s.candidate, lifted, {**s.breakdown, multihop.LIFT: lift}))
     return sorted(merged.values(), key=lambda pair: -pair[1].score)
 
 

@@ -82,6 +82,10 @@ class Hit:
     # The text is its sources' own sentences, quoted in their order (an episode): recall
     # takes it to be as close to a query as the closest of them (context.services).
     quotes_sources: bool = False
+    # An interaction a second round joined to the ranking (context.services._joined): the
+    # result it was reached from, ("interaction", the turn it is next to) or ("relationship",
+    # the relationship whose end it is about); its `hop` credit is a share of that one's score.
+    reached: tuple[str, int] | None = None
 
 
 def utc(column: str) -> str:

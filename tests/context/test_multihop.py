@@ -79,6 +79,8 @@ def test_the_answer_next_to_the_question_is_found_only_by_the_second_round(api, 
     assert abs(sum(hopped["score_breakdown"].values()) - hopped["score"]) < 1e-3
     seed = next(r for r in found if r["id"] == question)
     assert hopped["score"] <= seed["score"]
+    assert hopped["reached"] == {"kind": "interaction", "id": question}  # the turn it is next to
+    assert seed["reached"] is None
 
 
 def test_the_second_round_keeps_the_requests_filters(api, workspace, settings):
@@ -110,3 +112,5 @@ def test_a_served_pack_shows_the_lift_beside_the_dimensions(client, owner, works
     client.force_login(owner)
     html = client.get(f"/w/{workspace.slug}/inspector/packs/{pack.pk}/").content.decode()
     assert "<dt>hop</dt>" in html
+    assert served["reached"]["kind"] == "interaction"
+    assert f"reached as the neighbour of interaction {served['reached']['id']}" in html

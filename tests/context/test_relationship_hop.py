@@ -71,17 +71,19 @@ def _position(scored, text: str) -> int | None:
 
 
 def test_the_ends_a_relationship_among_the_best_results_reaches():
-    ranked = [("interaction", frozenset({1}), 0.9), ("relationship", frozenset({1, 2}), 0.8),
-              ("memory", frozenset({1, 3}), 0.7), ("relationship", frozenset({1, 4}), 0.6),
-              ("relationship", frozenset({1, 2}), 0.5), ("relationship", frozenset({5, 6}), 0.4)]
-    assert multihop.far_ends(ranked, frozenset({1}), seeds=5) == {2: 0.8, 4: 0.6}  # the best score reaching each
-    assert multihop.far_ends(ranked, frozenset({1}), seeds=2) == {2: 0.8}
+    ranked = [("interaction", 11, frozenset({1}), 0.9), ("relationship", 21, frozenset({1, 2}), 0.8),
+              ("memory", 31, frozenset({1, 3}), 0.7), ("relationship", 22, frozenset({1, 4}), 0.6),
+              ("relationship", 23, frozenset({1, 2}), 0.5), ("relationship", 24, frozenset({5, 6}), 0.4)]
+    # Each end with the best relationship reaching it (its score and id).
+    assert multihop.far_ends(ranked, frozenset({1}), seeds=5) == {2: (0.8, 21), 4: (0.6, 22)}
+    assert multihop.far_ends(ranked, frozenset({1}), seeds=2) == {2: (0.8, 21)}
     assert multihop.far_ends(ranked, frozenset({1, 2, 4}), seeds=5) == {}  # both ends named: nobody new
-    assert multihop.far_ends(ranked, frozenset(), seeds=5) == {1: 0.8, 2: 0.8, 4: 0.6}  # nobody named: both ends
-    assert multihop.far_ends(ranked, frozenset({1}), seeds=6) == {2: 0.8, 4: 0.6, 5: 0.4, 6: 0.4}
+    assert multihop.far_ends(ranked, frozenset(), seeds=5) == {1: (0.8, 21), 2: (0.8, 21), 4: (0.6, 22)}
+    assert multihop.far_ends(ranked, frozenset({1}), seeds=6) == {2: (0.8, 21), 4: (0.6, 22), 5: (0.4, 24),
+                                                                   6: (0.4, 24)}
 
 
-@given(ranked=st.lists(st.tuples(st.sampled_from(["relationship", "interaction", "memory"]),
+@given(ranked=st.lists(st.tuples(st.sampled_from(["relationship", "interaction", "memory"]), st.integers(1, 50),
                                  st.frozensets(st.integers(1, 6), min_size=1, max_size=2), st.floats(0, 1)),
                        max_size=10),
        named=st.frozensets(st.integers(1, 6), max_size=3), seeds=st.integers(0, 8))
@@ -89,9 +91,10 @@ def test_a_far_end_is_an_unnamed_end_of_a_relationship_among_the_best(ranked, na
     far = multihop.far_ends(ranked, named, seeds=seeds)
     best = ranked[:seeds]
     assert not far.keys() & named
-    for end, score in far.items():
-        assert score == max(s for kind, ends, s in best if kind == "relationship" and end in ends)
-    for kind, ends, _ in best:
+    for end, (score, pk) in far.items():
+        assert score == max(s for kind, _, ends, s in best if kind == "relationship" and end in ends)
+        assert ("relationship", pk, score) in {(kind, i, s) for kind, i, ends, s in best if end in ends}
+    for kind, _, ends, _ in best:
         if kind == "relationship":
             assert ends - named <= far.keys()
 
@@ -112,6 +115,7 @@ def test_a_relationship_among_the_best_results_leads_to_the_messages_about_its_o
     # Lifted to HOP of the relationship's score, never above it; the breakdown adds up.
     assert s.score == pytest.approx(multihop.HOP * relationship)
     assert s.breakdown[multihop.LIFT] > 0 and sum(s.breakdown.values()) == pytest.approx(s.score)
+    assert hit.reached == ("relationship", rel.pk)  # what it was reached from, as the API says it
     # At most ABOUT messages join the ranking.
     lifted = {key for key in ((h.kind, h.id) for h, _ in after)} - {(h.kind, h.id) for h, _ in before}
     assert len(lifted) <= multihop.ABOUT
@@ -160,6 +164,8 @@ def test_through_the_api_the_breakdown_says_it(api, workspace, settings):
     results = api.post("/recall", {"query": QUESTION, "limit": 10}).json()["results"]
     horses = next(r for r in results if r["kind"] == "interaction" and r["text"] == HORSES)
     assert horses["score_breakdown"][multihop.LIFT] > 0
+    assert horses["reached"] == {"kind": "relationship", "id": Relationship.objects.get(workspace=workspace).pk}
+    assert all(r["reached"] is None or multihop.LIFT in r["score_breakdown"] for r in results)
     for r in results:
         assert sum(r["score_breakdown"].values()) == pytest.approx(r["score"], abs=1e-3)
 
@@ -203,3 +209,16 @@ def test_the_messages_reached_keep_the_requests_metadata_scope(workspace, settin
     assert ("relationship", rel.pk) in [(hit.kind, hit.id) for hit, _ in scoped[:multihop.SEEDS]]
     assert {hit.id for hit, _ in scoped if hit.kind == "interaction"} <= ours
     assert _position(scoped, HORSES) < 10
+
+
+@pytest.mark.django_db
+def test_a_served_pack_says_which_relationship_reached_a_line(client, owner, workspace, settings):
+    settings.MNEMO_RECALL_RELATIONSHIPS = True
+    rel = _family(workspace)
+    pack = services.context_pack(services.PackRequest(query=QUESTION, workspace_id=workspace.pk, budget_tokens=2000),
+                                 actor=Actor(label="test"))
+    served = next(i for s in pack.sections for i in s["items"] if i["kind"] == "interaction" and i["text"] == HORSES)
+    assert served["reached"] == {"kind": "relationship", "id": rel.pk}
+    client.force_login(owner)
+    html = client.get(f"/w/{workspace.slug}/inspector/packs/{pack.pk}/").content.decode()
+    assert f"reached through relationship {rel.pk}, about its other end" in html

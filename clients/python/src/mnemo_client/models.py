@@ -179,6 +179,11 @@ class ViaOut(_Out):
     occurred_at: datetime | None
 
 
+class ReachedOut(_Out):
+    kind: Literal["interaction", "relationship"]  # the message it is next to, or the relationship whose end it is about
+    id: int
+
+
 class ItemOut(_Out):
     kind: str
     id: int
@@ -193,6 +198,7 @@ class ItemOut(_Out):
     speaker: str
     sources: list[SourceOut]
     via: ViaOut | None = None  # a pattern served in place of this source of it
+    reached: ReachedOut | None = None  # what a second round reached it from (its `hop` credit)
 
 
 class FollowedOut(_Out):
