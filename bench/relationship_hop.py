@@ -168,13 +168,12 @@ def main() -> None:
     print(f"{machine()} · {len(items)} turns, {len(questions)} questions · derived in "
           f"{time.monotonic() - started:.0f} s{'' if idle else ' (NOT idle)'}", flush=True)
 
-    from bench.locomo_decay import setup, workspace_ids
+    from bench.locomo_decay import setup
 
-    cache = Path("/tmp") / f"relationship_hop_{key.split('_')[1]}.json"
-    cache.write_text(json.dumps({"hop": key}))
     setup(args.var_dir)
-    workspace = workspace_ids(cache)["hop"]
-    cache.unlink()
+    from core.models import ApiKey
+
+    workspace = ApiKey.objects.get(prefix=key.split("_")[1]).workspace_id
     report = {"machine": machine(), "turns": len(items), "questions": len(questions)}
     report["candidates"] = measure(workspace, questions)
     listed = candidate_relationships(client)

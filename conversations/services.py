@@ -540,9 +540,9 @@ def interactions_kinds_fill(*, workspace_id: int | None = None, batch_size: int 
     kind gets an empty vector), at most `max_batches` batches. Workspaces being imported or
     rebuilt are left alone (their kinds come with the archive or the rebuild). Returns how
     many it filled; `progress(done, total)` after each batch (the total is counted only then)."""
-    rebuilding = RebuildJob.objects.filter(status__in=RebuildJob.UNFINISHED).values("workspace_id")
     rows = (InteractionIndex.objects.filter(interaction__kinds__isnull=True)
-            .exclude(workspace_id__in=workspaces_importing()).exclude(workspace_id__in=rebuilding))
+            .exclude(workspace_id__in=workspaces_importing())
+            .exclude(workspace_id__in=selectors.rebuilding_workspace_ids()))
     if workspace_id is not None:
         rows = rows.filter(workspace_id=workspace_id)
     total = rows.count() if progress is not None else 0
@@ -744,9 +744,9 @@ def workspaces_index_missing(*, limit: int = 100) -> list[int]:
     """Workspaces holding interactions with neither an index row nor a backlog row (an
     imported log to embed whose task was lost), not being imported or rebuilt."""
     waiting = InteractionBacklog.objects.filter(interaction_id=OuterRef("pk"))
-    rebuilding = RebuildJob.objects.filter(status__in=RebuildJob.UNFINISHED).values("workspace_id")
     return list(Interaction.objects.filter(index__isnull=True).exclude(Exists(waiting))
-                .exclude(workspace_id__in=workspaces_importing()).exclude(workspace_id__in=rebuilding)
+                .exclude(workspace_id__in=workspaces_importing())
+                .exclude(workspace_id__in=selectors.rebuilding_workspace_ids())
                 .order_by().values_list("workspace_id", flat=True).distinct()[:limit])
 
 

@@ -35,9 +35,10 @@ CHAT = [
 ]
 
 
-def log_chat(workspace, lines=CHAT, start=T0, thread="conv-1"):
+def log_chat(workspace, lines=CHAT, start=T0, thread="conv-1", metadata=None):
     items = [InteractionItem(channel="chat", channel_id=who, sender_name=who, content=text, thread=thread,
-                             external_id=f"{thread}:{i}", occurred_at=start + timedelta(seconds=10 * i))
+                             external_id=f"{thread}:{i}", occurred_at=start + timedelta(seconds=10 * i),
+                             metadata=metadata or {})
              for i, (who, text) in enumerate(lines)]
     ids = [r.id for r in interactions_log(workspace=workspace, items=items)]
     interactions_index(interaction_ids=ids, batch_size=len(ids) + 64)

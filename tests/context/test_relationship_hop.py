@@ -12,13 +12,11 @@ from hypothesis import strategies as st
 
 from context import multihop, services
 from conversations.models import Conversation, Interaction
-from conversations.services import InteractionItem, interactions_index, interactions_log
 from core.services import Actor
 from entities.models import Relationship
 from entities.services.embedding import entities_embed
 from entities.services.entities import entity_approve, entity_update
 from entities.services.relationships import relationship_set_status
-from memory.services import memories_embed
 from tests.context.test_api import T0, log_chat
 from tests.context.test_consensus import statements
 
@@ -46,11 +44,11 @@ CHAT = [("John", "My daughter Sara turned six last week, we had a small party at
 QUESTION = "What does John's daughter love to do?"
 
 
-def _family(workspace, *, approve: bool = True) -> Relationship:
+def _family(workspace, *, approve: bool = True, metadata: dict | None = None) -> Relationship:
     """The chat logged and derived as the worker derives it: "My daughter Sara" gives a
     candidate relationship John family_of Sara (and Sara, a candidate entity), which a person
     approves here (recall serves what is approved)."""
-    log_chat(workspace, CHAT, thread="family")
+    log_chat(workspace, CHAT, thread="family", metadata=metadata)
     rel = Relationship.objects.get(workspace=workspace, subject__name="John", predicate="family_of",
                                    object__name="Sara")
     if approve:
@@ -182,29 +180,13 @@ def test_a_person_is_found_by_the_first_name_a_chat_calls_them(workspace, settin
     assert position < 10 and after[position][1].breakdown[multihop.LIFT] > 0
 
 
-def _log(workspace, lines, *, thread: str, metadata: dict, start=T0) -> list[int]:
-    """log_chat with metadata on every message (what an agent's run tags its messages with)."""
-    items = [InteractionItem(channel="chat", channel_id=who, sender_name=who, content=text, thread=thread,
-                             external_id=f"{thread}:{i}", occurred_at=start + timedelta(seconds=10 * i),
-                             metadata=metadata)
-             for i, (who, text) in enumerate(lines)]
-    ids = [r.id for r in interactions_log(workspace=workspace, items=items)]
-    interactions_index(interaction_ids=ids, batch_size=len(ids) + 64)
-    memories_embed()
-    return ids
-
-
 @pytest.mark.django_db
 def test_the_messages_reached_keep_the_requests_metadata_scope(workspace, settings):
-    ours = set(_log(workspace, CHAT, thread="family", metadata={"run": "a"}))
-    rel = Relationship.objects.get(workspace=workspace, subject__name="John", predicate="family_of",
-                                   object__name="Sara")
-    entity_approve(entity=rel.object, actor=Actor(label="test"))
-    rel = relationship_set_status(relationship=rel, status="active", actor=Actor(label="test"))
-    entities_embed(workspace_id=workspace.pk)
+    rel = _family(workspace, metadata={"run": "a"})
+    ours = set(Interaction.objects.filter(workspace=workspace).values_list("pk", flat=True))
     # Another run's message about Sara, closer to the question than anything in ours.
-    _log(workspace, [("Maria", "Did Sara like the pony ride? Sara loves horses so much.")], thread="pony",
-         metadata={"run": "b"}, start=T0 + timedelta(days=1))
+    log_chat(workspace, [("Maria", "Did Sara like the pony ride? Sara loves horses so much.")], thread="pony",
+             metadata={"run": "b"}, start=T0 + timedelta(days=1))
     scoped = _ranking(workspace, settings, on=True, metadata={"run": "a"})
     assert ("relationship", rel.pk) in [(hit.kind, hit.id) for hit, _ in scoped[:multihop.SEEDS]]
     assert {hit.id for hit, _ in scoped if hit.kind == "interaction"} <= ours
